@@ -1,0 +1,1 @@
+"""Reference server: a complete, persistent implementation of the interface."""
