@@ -1,0 +1,100 @@
+"""Bearer authentication: every route needs `Authorization: Bearer <token>`.
+
+Each configured token is a principal. A chat-kit client secret, while unexpired, acts as the
+principal that created it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .db import Database
+from .errors import error_response
+
+UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
+
+
+def principal_for(header: str | None, tokens: dict[str, str], db: Database) -> str | None:
+    if not header:
+        return None
+    scheme, _, credential = header.partition(" ")
+    credential = credential.strip()
+    if scheme.lower() != "bearer" or not credential:
+        return None
+    if credential in tokens:
+        return tokens[credential]
+    session = db.get("chatkit_secret", credential, owner=None)
+    if session and session["expires_at"] > time.time():
+        return str(session["owner"])
+    return None
+
+
+class BearerAuth:
+    """ASGI middleware: 401 JSON with `WWW-Authenticate: Bearer` unless the credential is known."""
+
+    def __init__(self, app: ASGIApp, tokens: Callable[[], dict[str, str]], db: Callable[[], Database]):
+        self.app = app
+        self.tokens = tokens
+        self.db = db
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                header = value.decode("latin-1")
+                break
+        principal = principal_for(header, self.tokens(), self.db())
+        if principal is None:
+            response = error_response(401, "Unauthorized", UNAUTHORIZED_HEADERS)
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """ASGI middleware: 413 JSON for a request body larger than `limit` bytes."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await error_response(413, f"body exceeds {self.limit} bytes")(scope, receive, send)
+            return
+        # Chunked bodies carry no length: buffer them up to the limit.
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await error_response(413, f"body exceeds {self.limit} bytes")(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+

@@ -1,0 +1,61 @@
+"""`assistant-reference`: run the reference server on loopback and print its base URL when ready."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+import uvicorn
+
+from .app import create_app
+from .context import Settings
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="assistant-reference", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument(
+        "--token", action="append", required=True, help="accepted bearer token (repeatable; each is a principal)"
+    )
+    parser.add_argument("--db", type=Path, help="SQLite file (default: a fresh temporary file)")
+    parser.add_argument("--files-dir", type=Path, help="upload storage (default: beside the database)")
+    parser.add_argument("--token-delay-ms", type=int, default=20, help="delay between streamed tokens")
+    parser.add_argument("--max-body-bytes", type=int, default=5 * 1024 * 1024)
+    return parser.parse_args(argv)
+
+
+class _AnnouncingServer(uvicorn.Server):
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        host, port = sockets[0].getsockname()[:2] if sockets else (self.config.host, self.config.port)
+        print(f"http://{host}:{port}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    db_path = args.db or Path(tempfile.mkdtemp(prefix="assistant-reference-")) / "reference.db"
+    settings = Settings(
+        tokens={token: f"principal-{i}" for i, token in enumerate(args.token)},
+        db_path=db_path,
+        files_dir=args.files_dir or db_path.parent / "files",
+        token_delay_ms=args.token_delay_ms,
+        max_body_bytes=args.max_body_bytes,
+    )
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sys.exit(f"assistant-reference: cannot listen on {args.host}:{args.port}: {exc.strerror}")
+    config = uvicorn.Config(
+        create_app(settings), log_level="warning", access_log=False, timeout_graceful_shutdown=2
+    )
+    _AnnouncingServer(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""SQLite persistence for the reference server: a small document store plus ordered logs.
+
+Every resource is a JSON document in `resources`, keyed by kind and id and owned by one principal;
+`parent` links a child (a run, a document, a message) to its parent for listing. Run events and
+thread checkpoints are append-only logs with a per-parent sequence number.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS resources (
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    parent TEXT,
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
+);
+CREATE INDEX IF NOT EXISTS resources_by_owner ON resources (kind, owner, parent, seq);
+CREATE TABLE IF NOT EXISTS logs (
+    stream TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (stream, seq)
+);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+Doc = dict[str, Any]
+
+
+class Database:
+    """One SQLite connection shared by the server's event loop and worker threads."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        # FULL: an acknowledged write survives a killed process (and a power cut).
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def next_seq(self, name: str = "resources") -> int:
+        with self.transaction() as conn:
+            return _bump(conn, name)
+
+    # --- resources -------------------------------------------------------------------------
+
+    def put(self, kind: str, id: str, owner: str, data: Doc, parent: str | None = None) -> Doc:
+        """Insert or replace a resource, keeping its original sequence number on replace."""
+        with self.transaction() as conn:
+            row = conn.execute(
+                "SELECT seq FROM resources WHERE kind=? AND id=?", (kind, id)
+            ).fetchone()
+            seq = row[0] if row else _bump(conn, "resources")
+            conn.execute(
+                "INSERT OR REPLACE INTO resources (kind, id, owner, parent, seq, data)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (kind, id, owner, parent, seq, json.dumps(data)),
+            )
+        return data
+
+    def get(self, kind: str, id: str, owner: str | None) -> Doc | None:
+        """The resource, or None when it does not exist or belongs to another principal."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT owner, data FROM resources WHERE kind=? AND id=?", (kind, id)
+            ).fetchone()
+        if row is None or (owner is not None and row[0] != owner):
+            return None
+        return json.loads(row[1])
+
+    def list(self, kind: str, owner: str | None, parent: str | None = None) -> list[Doc]:
+        """Resources of a kind in creation order, optionally only the children of `parent`."""
+        sql = "SELECT data FROM resources WHERE kind=?"
+        args: list[Any] = [kind]
+        if owner is not None:
+            sql += " AND owner=?"
+            args.append(owner)
+        if parent is not None:
+            sql += " AND parent=?"
+            args.append(parent)
+        with self._lock:
+            rows = self._conn.execute(sql + " ORDER BY seq", args).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def delete(self, kind: str, id: str, owner: str | None) -> bool:
+        sql = "DELETE FROM resources WHERE kind=? AND id=?"
+        args: list[Any] = [kind, id]
+        if owner is not None:
+            sql += " AND owner=?"
+            args.append(owner)
+        with self.transaction() as conn:
+            return conn.execute(sql, args).rowcount > 0
+
+    def delete_children(self, kind: str, parent: str) -> int:
+        with self.transaction() as conn:
+            return conn.execute(
+                "DELETE FROM resources WHERE kind=? AND parent=?", (kind, parent)
+            ).rowcount
+
+    # --- ordered logs (run events, checkpoints) --------------------------------------------
+
+    def append(self, stream: str, kind: str, data: Any) -> int:
+        """Append an entry to a log and answer its sequence number (1, 2, ...)."""
+        with self.transaction() as conn:
+            seq = _bump(conn, f"log:{stream}")
+            conn.execute(
+                "INSERT INTO logs (stream, seq, kind, data) VALUES (?, ?, ?, ?)",
+                (stream, seq, kind, json.dumps(data)),
+            )
+        return seq
+
+    def read_log(self, stream: str, after: int = 0) -> list[tuple[int, str, Any]]:
+        """Entries of a log with a sequence number greater than `after`, in order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, kind, data FROM logs WHERE stream=? AND seq>? ORDER BY seq",
+                (stream, after),
+            ).fetchall()
+        return [(seq, kind, json.loads(data)) for seq, kind, data in rows]
+
+    def copy_log(self, source: str, target: str) -> None:
+        for _, kind, data in self.read_log(source):
+            self.append(target, kind, data)
+
+    def drop_log(self, stream: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM logs WHERE stream=?", (stream,))
+
+
+def _bump(conn: sqlite3.Connection, name: str) -> int:
+    conn.execute(
+        "INSERT INTO counters (name, value) VALUES (?, 1)"
+        " ON CONFLICT(name) DO UPDATE SET value = value + 1",
+        (name,),
+    )
+    row = conn.execute("SELECT value FROM counters WHERE name=?", (name,)).fetchone()
+    return int(row[0])
