@@ -1,0 +1,56 @@
+"""Fixtures for the project's own tests: reference servers on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assistant_conformance.reference import embedded
+
+TOKEN_A = "selftest-token-a"
+TOKEN_B = "selftest-token-b"
+
+
+@pytest.fixture(scope="session")
+def reference_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[embedded.RunningServer]:
+    """One reference server for the session, two principals, short token delay."""
+    db = tmp_path_factory.mktemp("reference") / "reference.db"
+    server = embedded.start([TOKEN_A, TOKEN_B], db, token_delay_ms=10)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., embedded.RunningServer]]:
+    """Start (and restart) servers of one's own, e.g. on the same database file."""
+    started: list[embedded.RunningServer] = []
+
+    def start(db: Path | None = None, **kwargs: object) -> embedded.RunningServer:
+        server = embedded.start([TOKEN_A, TOKEN_B], db or tmp_path / "own.db", **kwargs)  # type: ignore[arg-type]
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _client(server: embedded.RunningServer, token: str) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=server.base_url, headers=headers, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture
+def client(reference_server: embedded.RunningServer) -> Iterator[httpx.Client]:
+    """An httpx client of principal A on the shared reference server."""
+    yield from _client(reference_server, TOKEN_A)
+
+
+@pytest.fixture
+def client_b(reference_server: embedded.RunningServer) -> Iterator[httpx.Client]:
+    """An httpx client of principal B on the shared reference server."""
+    yield from _client(reference_server, TOKEN_B)

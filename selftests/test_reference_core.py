@@ -1,0 +1,41 @@
+"""The reference server's shared behaviour: bearer auth, JSON errors, body limit, start-up."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from assistant_conformance.reference import embedded
+
+
+@pytest.mark.parametrize(
+    "header",
+    [None, "Basic dXNlcjpwYXNz", "Bearer", "Bearer wrong-token", "bearer", "Token selftest-token-a"],
+)
+def test_unauthenticated_requests_get_401_json(reference_server, header):
+    headers = {"Authorization": header} if header is not None else {}
+    response = httpx.post(f"{reference_server.base_url}/api/ai/threads", headers=headers, json={})
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert response.json() == {"statusCode": 401, "message": "Unauthorized", "error": "Unauthorized"}
+
+
+def test_unknown_route_is_404_json(client):
+    response = client.get("/api/ai/no-such-route")
+    assert response.status_code == 404
+    assert response.json()["statusCode"] == 404
+
+
+def test_oversized_body_is_413(reference_server):
+    response = httpx.post(
+        f"{reference_server.base_url}/api/ai/threads",
+        headers={"Authorization": "Bearer selftest-token-a", "Content-Type": "application/json"},
+        content=b"[" + b"0," * (3 * 1024 * 1024) + b"0]",
+    )
+    assert response.status_code == 413
+    assert response.json()["statusCode"] == 413
+
+
+def test_start_failure_is_one_readable_line(tmp_path):
+    with pytest.raises(embedded.ServerStartError, match="exited during start-up"):
+        embedded.start(["t"], tmp_path / "x.db", extra_args=["--host", "203.0.113.1"])
