@@ -1,0 +1,71 @@
+"""The target under test: a given deployment, or the embedded reference server."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from . import redact
+from .reference import embedded
+from .settings import SuiteSettings
+
+
+class HarnessError(RuntimeError):
+    """The suite cannot run against this target; not a conformance finding. One readable line."""
+
+
+@dataclass
+class Target:
+    base_url: str
+    token: str
+    alt_token: str | None
+    server: embedded.RunningServer | None = None  # set when the suite started the reference
+
+    @property
+    def embedded(self) -> bool:
+        return self.server is not None
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+def open_target(settings: SuiteSettings, workdir: Path) -> Target:
+    if settings.base_url:
+        assert settings.token is not None  # validated with the options
+        target = Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
+    else:
+        token, alt = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        try:
+            server = embedded.start([token, alt], workdir / "reference.db")
+        except embedded.ServerStartError as exc:
+            raise HarnessError(str(exc)) from None
+        target = Target(server.base_url, token, alt, server)
+    for secret in (target.token, target.alt_token):
+        redact.register(secret)
+    try:
+        preflight(target, settings.request_timeout)
+    except HarnessError:
+        target.stop()
+        raise
+    return target
+
+
+def preflight(target: Target, timeout: float) -> None:
+    """Reach the target once with the token, so a bad setup stops the run with one line."""
+    url = f"{target.base_url}/api/ai/threads/search"
+    headers = {"Authorization": f"Bearer {target.token}"}
+    try:
+        response = httpx.post(url, json={"limit": 1}, headers=headers, timeout=timeout)
+    except httpx.TimeoutException:
+        raise HarnessError(f"target {target.base_url} did not answer within {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        reason = redact.text(str(exc) or type(exc).__name__)
+        raise HarnessError(f"cannot reach target {target.base_url}: {reason}") from None
+    if response.status_code in (401, 403):
+        raise HarnessError(
+            f"target {target.base_url} rejects the token (HTTP {response.status_code}): check --token"
+        )
