@@ -98,7 +98,11 @@ class EchoAgent:
         yield Step("values", state)
         for i, word in enumerate(words):
             await asyncio.sleep(delay)
-            chunk = {"type": "AIMessageChunk", "content": word if i == 0 else " " + word, "id": ai_id}
+            chunk = {
+                "type": "AIMessageChunk",
+                "content": word if i == 0 else " " + word,
+                "id": ai_id,
+            }
             yield Step("messages", [chunk, {"langgraph_node": "echo", "run_id": run_id}], tokens=1)
         failure = _input_object(input).get("fail")
         if isinstance(failure, str):
@@ -146,7 +150,9 @@ ECHO_ASSISTANT_ID = "e809e711-7ffe-5960-821d-7d83c173c321"
 COUNTER_ASSISTANT_ID = "3c2ddcc0-8014-58a3-be2e-582ab4be4c07"
 
 ASSISTANTS: list[Doc] = [
-    _assistant(ECHO_ASSISTANT_ID, "echo", "Echo", "Streams its input text back, one token per word."),
+    _assistant(
+        ECHO_ASSISTANT_ID, "echo", "Echo", "Streams its input text back, one token per word."
+    ),
     _assistant(COUNTER_ASSISTANT_ID, "counter", "Counter", "Counts from 1 to input.n (default 5)."),
 ]
 AGENTS: dict[str, Agent] = {"echo": EchoAgent(), "counter": CounterAgent()}

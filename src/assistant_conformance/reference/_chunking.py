@@ -46,11 +46,8 @@ def _unescape(token: str) -> str:
 
 def split_text(text: str, size: int, overlap: int, tokens: list[str]) -> list[str]:
     """The chunks of `text`; an empty list when it holds nothing but whitespace."""
-    if tokens:
-        pieces = re.split("|".join(re.escape(token) for token in tokens), text)
-    else:
-        pieces = [text]
-    pieces = [piece.strip() for piece in pieces]
+    pattern = "|".join(re.escape(token) for token in tokens)
+    pieces = [piece.strip() for piece in (re.split(pattern, text) if tokens else [text])]
     windows = [w for piece in pieces if piece for w in _windows(piece, size, overlap)]
     return _pack(windows, size, overlap)
 

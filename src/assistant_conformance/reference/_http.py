@@ -73,7 +73,7 @@ def query_int(request: Request, name: str, default: int | None = None) -> int:
             bad_request(f"query parameter {name} is required")
         return default
     text = raw.strip()
-    if not text.isdigit() or len(text) > 18:
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
         bad_request(f"query parameter {name} must be a non-negative integer")
     return int(text)
 
@@ -117,4 +117,6 @@ def sort_docs(items: list[Doc], sort_by: str | None, sort_order: str | None) -> 
     if not sort_by:
         return items
     reverse = sort_order == "desc"
-    return sorted(items, key=lambda d: (d.get(sort_by) is not None, str(d.get(sort_by))), reverse=reverse)
+    return sorted(
+        items, key=lambda d: (d.get(sort_by) is not None, str(d.get(sort_by))), reverse=reverse
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import Request
@@ -133,7 +133,7 @@ def nullable(check: Check) -> Check:
     return check_or_null
 
 
-def obj(fields: dict[str, Check]) -> Check:
+def obj(fields: Mapping[str, Check]) -> Check:
     """An object whose known fields are checked; unknown fields are dropped."""
 
     def check(value: Any, name: str) -> dict[str, Any]:
@@ -142,7 +142,7 @@ def obj(fields: dict[str, Check]) -> Check:
     return check
 
 
-def clean(body: Any, fields: dict[str, Check], name: str = "body") -> dict[str, Any]:
+def clean(body: Any, fields: Mapping[str, Check], name: str = "body") -> dict[str, Any]:
     """The known fields of a JSON object, each checked; unknown fields are ignored."""
     if not isinstance(body, dict):
         bad_request(f"{name} must be a JSON object")

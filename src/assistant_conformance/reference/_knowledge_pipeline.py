@@ -15,9 +15,9 @@ import asyncio
 import os
 from typing import Any
 
+from ._chunking import chunk_settings, count_tokens, split_text
 from .context import Context, now_iso
 from .db import Doc
-from ._chunking import chunk_settings, count_tokens, split_text
 
 KB = "knowledgebase"
 DOC = "knowledge_document"

@@ -1,0 +1,124 @@
+"""The requirement catalogue is well formed, and the suite's tests and the catalogue agree."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assistant_conformance.catalogue import CATALOGUE_PATH, LEVELS, OPENAPI_PATH, load
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKS = {
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_headers_conformance",
+    "response_schema_conformance",
+    "negative_data_rejection",
+    "positive_data_acceptance",
+    "missing_required_header",
+    "unsupported_method",
+    "allow_header_conformance",
+    "use_after_free",
+    "ensure_resource_availability",
+    "ignored_auth",
+    "object_level_authorization",
+}
+RAW = yaml.safe_load(CATALOGUE_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def operation_ids() -> set[str]:
+    spec = yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
+    return {
+        op["operationId"]
+        for item in spec["paths"].values()
+        for op in item.values()
+        if isinstance(op, dict) and "operationId" in op
+    }
+
+
+def test_ids_are_unique_and_readable():
+    ids = [entry["id"] for entry in RAW["requirements"]]
+    assert len(ids) == len(set(ids)), "duplicate requirement IDs"
+    for rid in ids:
+        assert re.fullmatch(r"[A-Z]+(-[A-Z0-9]+)+", rid), rid
+        assert rid.split("-")[0] in RAW["sections"], f"{rid}: unknown section"
+
+
+@pytest.mark.parametrize("entry", RAW["requirements"], ids=lambda e: e["id"])
+def test_entry_is_complete(entry):
+    assert entry["level"] in LEVELS
+    assert entry["source"].strip()
+    statement = entry["statement"]
+    assert statement.endswith("."), "a statement is one sentence"
+    # Statements state the behaviour as a fact; the level carries the obligation.
+    assert not re.search(r"\b(should|must|shall)\b", statement, re.I), statement
+    assert set(entry.get("checks", ())) <= CHECKS
+    ops = set(entry.get("operations", ())) - {"*"}
+    assert ops <= operation_ids(), ops - operation_ids()
+    assert bool(entry.get("checks")) == bool(entry.get("operations")), (
+        "checks and operations go together"
+    )
+
+
+def test_interpretations_are_not_must():
+    """A requirement the suite only interprets cannot be a MUST: the document does not state it."""
+    for req in load().requirements.values():
+        if req.source == "interpretation":
+            assert req.level == "SHOULD", req.id
+
+
+@pytest.fixture(scope="module")
+def inventory(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    out = tmp_path_factory.mktemp("inventory") / "inventory.json"
+    env = {**os.environ, "REQUIREMENT_INVENTORY": str(out), "PYTHONPATH": str(ROOT / "selftests")}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests",
+            "--collect-only",
+            "-q",
+            "-p",
+            "requirement_inventory",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+def test_every_test_names_requirements(inventory):
+    unnamed = [nodeid for nodeid, ids in inventory.items() if not ids]
+    assert not unnamed, f"tests without @pytest.mark.req: {unnamed[:10]}"
+
+
+def test_every_named_requirement_exists(inventory):
+    catalogue = load()
+    unknown = {rid for ids in inventory.values() for rid in ids if rid not in catalogue}
+    assert not unknown
+
+
+def test_every_requirement_has_a_test_or_is_pending(inventory):
+    tested = {rid for ids in inventory.values() for rid in ids}
+    for req in load().requirements.values():
+        if req.pending:
+            assert req.id not in tested, f"{req.id} is tested: drop its pending status"
+        else:
+            assert req.id in tested, (
+                f"{req.id} has no test (mark it `status: pending` until it has)"
+            )
