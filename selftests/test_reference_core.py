@@ -10,14 +10,25 @@ from assistant_conformance.reference import embedded
 
 @pytest.mark.parametrize(
     "header",
-    [None, "Basic dXNlcjpwYXNz", "Bearer", "Bearer wrong-token", "bearer", "Token selftest-token-a"],
+    [
+        None,
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer wrong-token",
+        "bearer",
+        "Token selftest-token-a",
+    ],
 )
 def test_unauthenticated_requests_get_401_json(reference_server, header):
     headers = {"Authorization": header} if header is not None else {}
     response = httpx.post(f"{reference_server.base_url}/api/ai/threads", headers=headers, json={})
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
-    assert response.json() == {"statusCode": 401, "message": "Unauthorized", "error": "Unauthorized"}
+    assert response.json() == {
+        "statusCode": 401,
+        "message": "Unauthorized",
+        "error": "Unauthorized",
+    }
 
 
 def test_unknown_route_is_404_json(client):

@@ -38,7 +38,9 @@ class Catalogue:
         try:
             return self.requirements[req_id]
         except KeyError:
-            raise KeyError(f"unknown requirement ID {req_id!r} (not in {CATALOGUE_PATH.name})") from None
+            raise KeyError(
+                f"unknown requirement ID {req_id!r} (not in {CATALOGUE_PATH.name})"
+            ) from None
 
     def __contains__(self, req_id: object) -> bool:
         return req_id in self.requirements

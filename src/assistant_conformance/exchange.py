@@ -65,7 +65,9 @@ class Exchange:
                 "method": self.method,
                 "url": redact.text(self.url),
                 "headers": redact.headers(self.request_headers),
-                "body": redact.text((self.request_body or b"").decode("utf-8", "replace")[:EXCERPT]),
+                "body": redact.text(
+                    (self.request_body or b"").decode("utf-8", "replace")[:EXCERPT]
+                ),
             },
             "response": {
                 "status": self.status,

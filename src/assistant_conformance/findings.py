@@ -84,7 +84,9 @@ def _record(req_id: str, ok: bool, expected: str, actual: object, response: obje
         evidence = Exchange.of(response).as_dict()
     elif isinstance(response, Exchange):
         evidence = response.as_dict()
-    finding = Finding(req_id, verdict, expected, "" if ok else describe(actual), evidence if not ok else None)
+    finding = Finding(
+        req_id, verdict, expected, "" if ok else describe(actual), evidence if not ok else None
+    )
     record.findings.append(finding)
     return finding
 
@@ -114,5 +116,7 @@ def require_success(req_id: str, response: httpx.Response, status: int) -> None:
     """Record the status requirement; go on after any 2xx (a 200 for a 201 is reported, not fatal)."""
     expect_status(req_id, response, status)
     if not 200 <= response.status_code < 300:
-        raise Blocked(f"cannot continue: {response.request.method} {response.request.url.path} "
-                      f"answered {response.status_code}")
+        raise Blocked(
+            f"cannot continue: {response.request.method} {response.request.url.path} "
+            f"answered {response.status_code}"
+        )

@@ -25,12 +25,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "req(*ids): requirement IDs (spec/requirements.yaml) the test checks")
+    config.addinivalue_line(
+        "markers", "req(*ids): requirement IDs (spec/requirements.yaml) the test checks"
+    )
     catalogue = load()
     for key, title in catalogue.sections.items():
         config.addinivalue_line("markers", f"{key}: requirements of section {title}")
     config.addinivalue_line("markers", "MUST: checks a requirement the interface document states")
-    config.addinivalue_line("markers", "SHOULD: checks a requirement implied by HTTP, SSE or practice")
+    config.addinivalue_line(
+        "markers", "SHOULD: checks a requirement implied by HTTP, SSE or practice"
+    )
     try:
         config.stash[SETTINGS_KEY] = SuiteSettings.from_config(config)
     except OptionError as exc:
@@ -71,7 +75,9 @@ def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
 
 
 @pytest.fixture(scope="session")
-def target(suite_settings: SuiteSettings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+def target(
+    suite_settings: SuiteSettings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target]:
     try:
         opened = open_target(suite_settings, tmp_path_factory.mktemp("target"))
     except HarnessError as exc:
@@ -138,7 +144,9 @@ _RECORD_KEY = pytest.StashKey[TestRecord]()
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when != "call" and not (report.failed or report.skipped):
         return report
@@ -162,7 +170,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     if report.when != "call" and report.passed:
         return
-    outcome = report.outcome if report.when == "call" else ("skipped" if report.skipped else "error")
+    outcome = (
+        report.outcome if report.when == "call" else ("skipped" if report.skipped else "error")
+    )
     skip_reason = ""
     if report.skipped and isinstance(report.longrepr, tuple):
         skip_reason = str(report.longrepr[2]).removeprefix("Skipped: ")
@@ -180,7 +190,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 _results: list[TestResult] = []
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
     if hasattr(config, "workerinput") or not _results:
         return
     reporting.terminal_summary(terminalreporter, _results)
@@ -192,5 +204,3 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     settings = config.stash[SETTINGS_KEY]
     reporting.write_reports(settings, _results)
-
-

@@ -44,7 +44,9 @@ def _verdict_of(test: TestResult, req_id: str) -> str:
     return {"passed": PASS, "skipped": SKIP, "failed": ERROR, "error": ERROR}[test.outcome]
 
 
-def requirement_results(catalogue: Catalogue, tests: list[TestResult]) -> dict[str, RequirementResult]:
+def requirement_results(
+    catalogue: Catalogue, tests: list[TestResult]
+) -> dict[str, RequirementResult]:
     results = {
         rid: RequirementResult(rid, PENDING if req.pending else UNTESTED)
         for rid, req in catalogue.requirements.items()
@@ -56,7 +58,9 @@ def requirement_results(catalogue: Catalogue, tests: list[TestResult]) -> dict[s
             result.tests.append(test.nodeid)
             verdict = _verdict_of(test, rid)
             seen.setdefault(rid, []).append(verdict)
-            result.findings += [f for f in test.findings if f.requirement == rid and f.verdict != PASS]
+            result.findings += [
+                f for f in test.findings if f.requirement == rid and f.verdict != PASS
+            ]
             if verdict == SKIP and not result.reason:
                 result.reason = test.skip_reason
     for rid, verdicts in seen.items():

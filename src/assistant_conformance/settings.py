@@ -28,15 +28,50 @@ class Option:
 
 
 OPTIONS = (
-    Option("--base-url", "ASSISTANT_API_BASE_URL", "target base URL; none: start the embedded reference server"),
+    Option(
+        "--base-url",
+        "ASSISTANT_API_BASE_URL",
+        "target base URL; none: start the embedded reference server",
+    ),
     Option("--token", "ASSISTANT_API_TOKEN", "bearer token of the main principal (never printed)"),
-    Option("--alt-token", "ASSISTANT_API_ALT_TOKEN", "bearer token of a second principal, for isolation checks"),
-    Option("--strict-conformance", "ASSISTANT_API_STRICT", "SHOULD failures fail the run", False, bool, True),
-    Option("--examples", "ASSISTANT_API_EXAMPLES", "generated examples per operation (depth)", 10, int),
+    Option(
+        "--alt-token",
+        "ASSISTANT_API_ALT_TOKEN",
+        "bearer token of a second principal, for isolation checks",
+    ),
+    Option(
+        "--strict-conformance",
+        "ASSISTANT_API_STRICT",
+        "SHOULD failures fail the run",
+        False,
+        bool,
+        True,
+    ),
+    Option(
+        "--examples", "ASSISTANT_API_EXAMPLES", "generated examples per operation (depth)", 10, int
+    ),
     Option("--seed", "ASSISTANT_API_SEED", "seed of generated tests (default fixed: 0)", 0, int),
-    Option("--request-timeout", "ASSISTANT_API_REQUEST_TIMEOUT", "seconds before any one request is cut", 10.0, float),
-    Option("--process-timeout", "ASSISTANT_API_PROCESS_TIMEOUT", "seconds to wait for a run or KB processing to finish", 30.0, float),
-    Option("--report-dir", "ASSISTANT_API_REPORT_DIR", "directory for conformance reports", "reports", str),
+    Option(
+        "--request-timeout",
+        "ASSISTANT_API_REQUEST_TIMEOUT",
+        "seconds before any one request is cut",
+        10.0,
+        float,
+    ),
+    Option(
+        "--process-timeout",
+        "ASSISTANT_API_PROCESS_TIMEOUT",
+        "seconds to wait for a run or KB processing to finish",
+        30.0,
+        float,
+    ),
+    Option(
+        "--report-dir",
+        "ASSISTANT_API_REPORT_DIR",
+        "directory for conformance reports",
+        "reports",
+        str,
+    ),
 )
 
 
@@ -94,7 +129,9 @@ class SuiteSettings:
                 try:
                     values[opt.dest] = opt.kind(raw)
                 except ValueError:
-                    raise OptionError(f"{opt.flag} expects {opt.kind.__name__}, got {raw!r}") from None
+                    raise OptionError(
+                        f"{opt.flag} expects {opt.kind.__name__}, got {raw!r}"
+                    ) from None
         values["report_dir"] = Path(values["report_dir"])
         settings = cls(**values)
         settings.validate()
@@ -102,7 +139,9 @@ class SuiteSettings:
 
     def validate(self) -> None:
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
-            raise OptionError(f"--base-url must start with http:// or https://, got {self.base_url!r}")
+            raise OptionError(
+                f"--base-url must start with http:// or https://, got {self.base_url!r}"
+            )
         if self.base_url and not self.token:
             raise OptionError("--base-url needs --token (or ASSISTANT_API_TOKEN)")
         if self.examples < 1:

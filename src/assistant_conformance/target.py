@@ -61,7 +61,9 @@ def preflight(target: Target, timeout: float) -> None:
     try:
         response = httpx.post(url, json={"limit": 1}, headers=headers, timeout=timeout)
     except httpx.TimeoutException:
-        raise HarnessError(f"target {target.base_url} did not answer within {timeout:g} s") from None
+        raise HarnessError(
+            f"target {target.base_url} did not answer within {timeout:g} s"
+        ) from None
     except httpx.HTTPError as exc:
         reason = redact.text(str(exc) or type(exc).__name__)
         raise HarnessError(f"cannot reach target {target.base_url}: {reason}") from None

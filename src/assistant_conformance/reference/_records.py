@@ -90,7 +90,7 @@ def checkpoints(db: Database, thread_id: str) -> list[Doc]:
 
 def add_checkpoint(db: Database, thread_id: str, values: Doc, metadata: Doc) -> Doc:
     history = checkpoints(db, thread_id)
-    entry = {
+    entry: Doc = {
         "checkpoint_id": new_id(),
         "parent_checkpoint_id": history[-1]["checkpoint_id"] if history else None,
         "values": values,

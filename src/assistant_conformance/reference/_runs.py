@@ -251,6 +251,6 @@ async def usage(request: Request, thread_id: str) -> list[Doc]:
         # An end written as an hour covers all of that hour.
         last = created.replace(minute=0, second=0, microsecond=0) if end_is_hour else created
         if start <= created and last <= end:
-            tokens += engine.tokens.get(run["run_id"], run.get("_tokens", 0))
+            tokens += engine.tokens.get(run["run_id"], run.get("_tokens") or 0)
     price = round(tokens * PRICE_PER_TOKEN_USD, 10)
     return [{"currency": "USD", "tokenUsed": tokens, "priceUsed": price}]

@@ -7,6 +7,7 @@ thread checkpoints are append-only logs with a per-parent sequence number.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -137,8 +138,9 @@ class Database:
             )
         return seq
 
-    def read_log(self, stream: str, after: int = 0) -> list[tuple[int, str, Any]]:
+    def read_log(self, stream: str, after: int = 0) -> builtins.list[tuple[int, str, Any]]:
         """Entries of a log with a sequence number greater than `after`, in order."""
+        # builtins.list above: inside the class, `list` names the method (mypy).
         with self._lock:
             rows = self._conn.execute(
                 "SELECT seq, kind, data FROM logs WHERE stream=? AND seq>? ORDER BY seq",

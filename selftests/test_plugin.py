@@ -1,0 +1,126 @@
+"""The suite's plugin: options, harness errors as one line, verdicts from findings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SMOKE_TEST = """
+import pytest
+from assistant_conformance.findings import expect, expect_status
+
+@pytest.mark.req("AUTH-MISSING-REJECTED", "AUTH-401")
+def test_unauthenticated(anonymous_api):
+    response = anonymous_api.post("/api/ai/threads/search", json={})
+    expect("AUTH-MISSING-REJECTED", not response.is_success, "no 2xx", response, response)
+    expect_status("AUTH-401", response, STATUS)
+"""
+
+
+def run_suite(tmp_path: Path, *args: str, status: int = 401, env: dict[str, str] | None = None):
+    (tmp_path / "test_smoke.py").write_text(SMOKE_TEST.replace("STATUS", str(status)))
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "assistant_conformance.plugin",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        str(tmp_path / "reports"),
+        *args,
+    ]
+    started = time.monotonic()
+    run = subprocess.run(
+        command,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+    run.elapsed = time.monotonic() - started  # type: ignore[attr-defined]
+    return run
+
+
+def verdicts(tmp_path: Path) -> dict[str, str]:
+    report = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    return {r["id"]: r["verdict"] for r in report["requirements"]}
+
+
+def test_embedded_reference_passes(tmp_path):
+    run = run_suite(tmp_path)
+    assert run.returncode == 0, run.stdout
+    assert verdicts(tmp_path)["AUTH-401"] == "pass"
+
+
+def test_failed_should_is_a_warning(tmp_path):
+    run = run_suite(tmp_path, status=403)
+    assert run.returncode == 0, run.stdout
+    assert verdicts(tmp_path)["AUTH-401"] == "warn"
+    assert "Expected: HTTP 403" in run.stdout
+
+
+def test_failed_should_fails_under_strict(tmp_path):
+    run = run_suite(tmp_path, "--strict-conformance", status=403)
+    assert run.returncode == 1
+    assert verdicts(tmp_path)["AUTH-401"] == "fail"
+
+
+def test_unreachable_target_is_one_line_harness_error(tmp_path):
+    run = run_suite(tmp_path, "--base-url", "http://127.0.0.1:9", "--token", "some-secret-token")
+    assert run.returncode == 3
+    assert "harness error: cannot reach target http://127.0.0.1:9" in run.stdout + run.stderr
+    assert "some-secret-token" not in run.stdout + run.stderr
+    assert run.elapsed < 20  # type: ignore[attr-defined]
+
+
+def test_rejected_token_is_one_line_harness_error(tmp_path, reference_server):
+    run = run_suite(
+        tmp_path, "--base-url", reference_server.base_url, "--token", "wrong-token-1234"
+    )
+    assert run.returncode == 3
+    assert "rejects the token (HTTP 401)" in run.stdout + run.stderr
+    assert "wrong-token-1234" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base-url", "ftp://x"], "--base-url must start with http:// or https://"),
+        (["--base-url", "http://127.0.0.1:9"], "--base-url needs --token"),
+        (["--examples", "many"], "--examples expects int, got 'many'"),
+    ],
+)
+def test_bad_option_is_a_usage_error(tmp_path, args, message):
+    run = run_suite(tmp_path, *args)
+    assert run.returncode == 4
+    assert message in run.stderr
+
+
+def test_environment_supplies_options(tmp_path, reference_server):
+    env = {
+        "ASSISTANT_API_BASE_URL": reference_server.base_url,
+        "ASSISTANT_API_TOKEN": "selftest-token-a",
+    }
+    run = run_suite(tmp_path, env=env)
+    assert run.returncode == 0, run.stdout
+    report = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    assert report["target"] == reference_server.base_url
+
+
+def test_command_line_wins_over_environment(tmp_path, reference_server):
+    env = {
+        "ASSISTANT_API_BASE_URL": "http://127.0.0.1:9",
+        "ASSISTANT_API_TOKEN": "selftest-token-a",
+    }
+    run = run_suite(tmp_path, "--base-url", reference_server.base_url, env=env)
+    assert run.returncode == 0, run.stdout

@@ -1,0 +1,118 @@
+"""Knowledge bases across the two prefixes (interface 4.1, 9.2): one store, identical answers."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from assistant_conformance import findings
+from assistant_conformance.flows import SHAPE, is_success, items_of, json_of
+from assistant_conformance.flows import knowledge as kb
+from assistant_conformance.ledger import Ledger
+from assistant_conformance.settings import SuiteSettings
+
+SHARED = "KB-PREFIXES-SHARED"
+
+
+def use(api: httpx.Client, prefix: str, method: str, path: str, status: int, **kw: Any) -> httpx.Response:
+    """A request under `prefix` on a KB made under the other: any 2xx is sharing; status per prefix."""
+    response = api.request(method, prefix + path, **kw)
+    findings.require(SHARED, is_success(response), f"{method} {prefix}{path}: HTTP 2xx", response, response)
+    findings.expect_status(kb.STATUS_REQ[prefix], response, status)
+    return response
+
+
+@pytest.mark.parametrize(
+    "home",
+    [
+        pytest.param(
+            p,
+            marks=pytest.mark.req(SHARED, SHAPE, *kb.STATUS_REQ.values()),
+            id=f"{kb.PREFIX_NAMES[p]}-used-under-{kb.PREFIX_NAMES[kb.other(p)]}",
+        )
+        for p in kb.PREFIXES
+    ],
+)
+def test_knowledge_base_is_shared_by_both_prefixes(
+    api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings, home: str
+) -> None:
+    away, run = kb.other(home), ledger.run_prefix
+    kb_id = kb.create_kb(api, ledger, home, kb.kb_body(run, "shared"))
+    base = f"/{kb_id}"
+    use(api, away, "PUT", base, 200, json=kb.kb_body(run, "shared", variant=1))
+    created = use(api, away, "POST", f"{base}/bulk", 201, json=kb.document_bodies(run, 2))
+    doc_ids = [d.get("id") for d in items_of(created) if isinstance(d, dict)]
+    findings.require(SHAPE, len(doc_ids) == 2, "two documents with ids", doc_ids, created)
+    use(api, away, "POST", f"{base}/process", 201, json=doc_ids)
+
+    timeout = suite_settings.process_timeout
+    polled, statuses, _ = kb.poll_until_terminal(api, away, kb_id, doc_ids, timeout)
+    findings.expect(SHARED, statuses is not None and set(statuses) == set(doc_ids),
+                    f"status under {away} names the documents fed there", statuses, polled)
+    at_home = api.get(kb.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
+    findings.expect(SHARED, kb.read_statuses(at_home) == statuses,
+                    f"status under {home} answers what {away} does", kb.read_statuses(at_home), at_home)
+
+    use(api, away, "DELETE", base, 200)
+    gone = api.get(kb.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
+    findings.expect(SHARED, 400 <= gone.status_code < 500,
+                    f"deleted under {away}: status under {home} answers 4xx", gone, gone)
+
+
+def shape(response: httpx.Response) -> object:
+    """The status and the set of top-level fields of an answer (of its elements, for an array)."""
+    body = json_of(response)
+    if isinstance(body, dict):
+        fields: object = sorted(body)
+    elif isinstance(body, list):
+        fields = ["<array>", *sorted({k for e in body if isinstance(e, dict) for k in e})]
+    else:
+        fields = type(body).__name__ if response.content else "<empty>"
+    return response.status_code, fields
+
+
+def script(api: httpx.Client, ledger: Ledger, prefix: str) -> list[tuple[str, httpx.Response]]:
+    """The same requests, in the same order, under one prefix; answers named by step."""
+    run, steps = ledger.run_prefix, []
+
+    def step(name: str, method: str, path: str, **kw: Any) -> httpx.Response:
+        response = api.request(method, prefix + path, **kw)
+        steps.append((name, response))
+        return response
+
+    created = step("create", "POST", "", json=kb.kb_body(run, "same"))
+    findings.require_success(kb.STATUS_REQ[prefix], created, 201)
+    kb_id = json_of(created).get("id") if isinstance(json_of(created), dict) else None
+    findings.require(SHAPE, isinstance(kb_id, str), "a knowledge base with an id", created, created)
+    ledger.track("DELETE", f"{prefix}/{kb_id}")
+    for name, field, value in (("bad enum", "permission", "secret"), ("bad uuid", "workspaceId", "x")):
+        kb.track_if_created(ledger, prefix, step(f"create {name}", "POST", "", json={field: value}))
+    step("update", "PUT", f"/{kb_id}", json=kb.kb_body(run, "same", variant=1))
+    step("update wrong type", "PUT", f"/{kb_id}", json={"recall": "high"})
+    docs = json_of(step("bulk", "POST", f"/{kb_id}/bulk", json=kb.document_bodies(run, 2)))
+    doc_ids = [d.get("id") for d in docs if isinstance(d, dict)] if isinstance(docs, list) else []
+    step("bulk not an array", "POST", f"/{kb_id}/bulk", json={"name": "doc"})
+    step("process", "POST", f"/{kb_id}/process", json=doc_ids[:1])
+    step("process non-strings", "POST", f"/{kb_id}/process", json=[1])
+    step("status", "GET", f"/{kb_id}/status", params={"ids": ",".join(map(str, doc_ids))})
+    step("status without ids", "GET", f"/{kb_id}/status")
+    step("update unknown id", "PUT", f"/{uuid.uuid4()}", json=kb.kb_body(run, "same"))
+    step("delete", "DELETE", f"/{kb_id}")
+    step("status after delete", "GET", f"/{kb_id}/status", params={"ids": ",".join(doc_ids)})
+    return steps
+
+
+@pytest.mark.req("KB-PREFIXES-IDENTICAL", SHAPE, *kb.STATUS_REQ.values())
+def test_both_prefixes_answer_identically(api: httpx.Client, ledger: Ledger) -> None:
+    v1, knowledges = (script(api, ledger, p) for p in kb.PREFIXES)
+    for (name, a), (_, b) in zip(v1, knowledges, strict=True):
+        findings.expect(
+            "KB-PREFIXES-IDENTICAL",
+            shape(a) == shape(b),
+            f"{name}: the same status and top-level fields as under {kb.V1}: {shape(a)}",
+            f"under {kb.KNOWLEDGES}: {shape(b)}",
+            b,
+        )
