@@ -152,6 +152,7 @@ def test_another_principal_sees_nothing(client, client_b):
         ({"title": 5}, "title"),
         ({"options": "x"}, "options"),
         ({"status": None}, "status"),
+        ({"xpertId": None}, "xpertId"),
         ([], "body"),
     ],
 )
@@ -173,4 +174,9 @@ def test_bad_message_input_is_400_and_stores_nothing(client):
     )
     assert malformed.status_code == 400
     assert client.post(f"{path}/search", json={"limit": "ten"}).status_code == 400
+    assert client.post(f"{path}/search", json={"offset": 1.5}).status_code == 400
+    assert (
+        client.post(path, content=b"null", headers={"Content-Type": "application/json"}).status_code
+        == 400
+    )
     assert client.get(path, params={"limit": 10, "offset": 0}).json()["total"] == 0

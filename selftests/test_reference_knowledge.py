@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
+from contextlib import closing
 
 import httpx
 import pytest
-
 from conftest import TOKEN_A
 
 V1, UNVERSIONED = "/api/ai/v1/kb", "/api/ai/knowledges"
@@ -55,7 +55,7 @@ def documents(client: httpx.Client, kb_id: str) -> dict[str, dict]:
 
 
 def count_rows(server, kind: str) -> int:
-    with sqlite3.connect(server.db_path) as conn:
+    with closing(sqlite3.connect(server.db_path)) as conn:
         return conn.execute("SELECT COUNT(*) FROM resources WHERE kind=?", (kind,)).fetchone()[0]
 
 
@@ -78,6 +78,19 @@ def test_each_operation_answers_the_contract_status(client, prefix):
         response = client.request(method, f"{prefix}/{kb['id']}{path}", **kwargs)
         assert response.status_code == 404, (method, path)
         assert response.json()["statusCode"] == 404
+
+
+@pytest.mark.parametrize(
+    "path, allowed",
+    [
+        (f"{V1}/some-id", "DELETE, GET, PUT"),  # GET: extension
+        ("/api/ai/conversations/some-id", "DELETE, GET, PATCH"),
+        ("/api/ai/conversations/search", "POST"),  # not the methods of /conversations/{id}
+    ],
+)
+def test_a_wrong_method_is_405_naming_every_method_of_the_path(client, path, allowed):
+    response = client.request("OPTIONS", path)
+    assert response.status_code == 405 and response.headers["allow"] == allowed
 
 
 @pytest.mark.parametrize("home, other", [(V1, UNVERSIONED), (UNVERSIONED, V1)])
@@ -160,7 +173,7 @@ def test_process_with_a_foreign_id_starts_nothing(client):
     kb = create_kb(client)
     [doc_id] = add_documents(client, kb["id"], {"content": "text"})
     response = client.post(f"{V1}/{kb['id']}/process", json=[doc_id, "not-a-document"])
-    assert response.status_code == 400 and "not-a-document" in response.json()["message"]
+    assert response.status_code == 404 and "not-a-document" in response.json()["message"]
     time.sleep(0.1)
     assert documents(client, kb["id"])[doc_id]["status"] == "waiting"
 
@@ -239,8 +252,8 @@ def test_another_principal_sees_nothing(client, client_b):
         ("DELETE", "", {}),
     ]:
         assert client_b.request(method, f"{V1}/{kb['id']}{path}", **kwargs).status_code == 404
-    mine = client.get(f"{V1}/{kb['id']}").json()
-    assert mine["name"] == "kb" and mine["documentNum"] == 1
+    mine = client.get(f"{V1}/{kb['id']}").json()  # extension route
+    assert (mine["name"], mine["documentNum"]) == ("kb", 1)
     assert documents(client, kb["id"])[doc_id]["status"] == "waiting"
 
 
@@ -266,7 +279,6 @@ def test_restart_keeps_knowledge_conversations_and_files(start_server, tmp_path,
     with httpx.Client(
         base_url=server.base_url, headers={"Authorization": f"Bearer {TOKEN_A}"}
     ) as c:
-        assert c.get(f"{UNVERSIONED}/{kb['id']}").json()["parserConfig"] == PARSER
         assert wait_until_done(c, kb["id"], ids)[0][-1] == "finish"
         assert documents(c, kb["id"])[ids[0]]["chunkNum"] == 9
         conversation_path = f"/api/ai/conversations/{conversation['id']}"
@@ -281,3 +293,5 @@ def test_restart_keeps_knowledge_conversations_and_files(start_server, tmp_path,
     ) as c:
         rows = c.get(f"{V1}/{kb['id']}/status", params={"ids": ids[0]}).json()
         assert rows[0]["status"] == "finish" and rows[0]["progress"] == 100
+        kept = c.get(f"{UNVERSIONED}/{kb['id']}").json()
+        assert (kept["parserConfig"], kept["documentNum"]) == (PARSER, 1)

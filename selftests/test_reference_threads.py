@@ -146,7 +146,7 @@ def test_run_moves_pending_running_success(client):
     thread_id = new_thread(client)
     created = client.post(
         f"{API}/threads/{thread_id}/runs",
-        json={"assistant_id": ECHO_ID, "input": {"text": "a b " * 20}},
+        json={"assistant_id": ECHO_ID, "input": {"text": "a b " * 75}},
     )
     assert created.status_code == 201
     run = created.json()
@@ -156,7 +156,7 @@ def test_run_moves_pending_running_success(client):
     wait_for(lambda: run_status(client, thread_id, run["run_id"]) == "success")
     thread = client.get(f"{API}/threads/{thread_id}").json()
     assert thread["status"] == "idle"
-    assert thread["values"]["messages"][-1]["content"] == ("a b " * 20).strip()
+    assert thread["values"]["messages"][-1]["content"] == ("a b " * 75).strip()
 
 
 def test_stream_events_in_order_with_increasing_ids(client):
@@ -242,6 +242,27 @@ def test_multitask_reject_and_interrupt(client):
     wait_for(lambda: run_status(client, thread_id, second) == "success")
 
 
+def test_enqueued_runs_wait_their_turn(client):
+    thread_id = new_thread(client)
+    first = start_run(client, thread_id, text="a " * 100)
+    second = start_run(client, thread_id, text="b")
+    wait_for(lambda: run_status(client, thread_id, first) == "running")
+    assert run_status(client, thread_id, second) == "pending"
+    wait_for(lambda: run_status(client, thread_id, second) == "success")
+    assert run_status(client, thread_id, first) == "success"
+
+
+def test_on_disconnect_cancel_stops_the_run_and_if_not_exists_creates(client):
+    thread_id = str(uuid.uuid4())
+    body = {"assistant_id": "echo", "input": {"text": LONG_TEXT}}
+    body |= {"on_disconnect": "cancel", "if_not_exists": "create"}
+    with client.stream("POST", f"{API}/threads/{thread_id}/runs/stream", json=body) as response:
+        lines = response.iter_lines()
+        metadata_frame = [next(lines) for _ in range(3)]  # id, event, data; then hang up
+    run_id = json.loads(metadata_frame[2].removeprefix("data: "))["run_id"]
+    wait_for(lambda: run_status(client, thread_id, run_id) == "interrupted")
+
+
 def test_runs_list_newest_first_and_paged(client):
     thread_id = new_thread(client)
     ids = [start_run(client, thread_id, text="hi") for _ in range(3)]
@@ -254,11 +275,10 @@ def test_runs_list_newest_first_and_paged(client):
 
 def test_usage_counts_streamed_words_in_the_window(client):
     thread_id = new_thread(client)
-    client.post(
-        f"{API}/threads/{thread_id}/runs/wait",
-        json={"assistant_id": "echo", "input": {"text": "a b c"}},
-    )
-    hour = time.strftime("%Y-%m-%d %H", time.gmtime())
+    body = {"assistant_id": "echo", "input": {"text": "a b c"}}
+    run = client.post(f"{API}/threads/{thread_id}/runs", json=body).json()
+    wait_for(lambda: run_status(client, thread_id, run["run_id"]) == "success")
+    hour = run["created_at"][:10] + " " + run["created_at"][11:13]  # its UTC yyyy-MM-dd HH
     for start, end in ((hour, hour), ("2000-01-01T00:00:00Z", "2999-01-01T00:00:00+00:00")):
         response = client.get(
             f"{API}/threads/{thread_id}/usage", params={"start": start, "end": end}

@@ -25,8 +25,13 @@ def search_all(api: httpx.Client, query: dict[str, Any]) -> list[dict[str, Any]]
         response = api.post(SEARCH, json={**query, "limit": PAGE, "offset": page_number * PAGE})
         findings.require_success("ASST-STATUS", response, 201)
         page = [a for a in items_of(response) if isinstance(a, dict)]
-        findings.require(SHAPE, all(isinstance(a.get("assistant_id"), str) for a in page),
-                         "assistants with a string assistant_id", page, response)
+        findings.require(
+            SHAPE,
+            all(isinstance(a.get("assistant_id"), str) for a in page),
+            "assistants with a string assistant_id",
+            page,
+            response,
+        )
         new = {a["assistant_id"]: a for a in page if a["assistant_id"] not in found}
         found.update(new)
         if len(page) < PAGE or not new:  # the last page, or a server repeating itself
@@ -69,7 +74,8 @@ def test_every_assistant_found_can_be_read(api: httpx.Client) -> None:
         body = json_of(response)
         findings.expect(
             "ASST-GET-FOUND",
-            response.status_code == 200 and isinstance(body, dict)
+            response.status_code == 200
+            and isinstance(body, dict)
             and body.get("assistant_id") == assistant_id,
             f"assistant {assistant_id} read by its id",
             response,

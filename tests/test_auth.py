@@ -3,7 +3,7 @@
 The operations come from the document (flows/operations.py), never from a hand-made list: a test
 id names the operation and the credential case, e.g. `POST /api/ai/threads-no-header`.
 
-- every operation × {no header, Basic scheme, empty bearer, unknown token}, on placeholder ids:
+- every operation, times {no header, Basic scheme, empty bearer, unknown token}, on placeholder ids:
   never a 2xx, 401 with a Bearer challenge; a create refused leaves nothing behind;
 - every operation on an identifier, without a header or with an unknown token, on a REAL resource
   of the main principal (a server that looks the resource up before checking the credential cannot
@@ -60,8 +60,11 @@ STREAM_DEADLINE = 3.0  # seconds a stream that should have been refused is read
 def _found_threads(api: httpx.Client, marker: str) -> list[str]:
     body = json_of(api.post("/api/ai/threads/search", json={"metadata": {MARKER_KEY: marker}}))
     found = body if isinstance(body, list) else []
-    return [t["thread_id"] for t in found if isinstance(t, dict) and
-            (t.get("metadata") or {}).get(MARKER_KEY) == marker]
+    return [
+        t["thread_id"]
+        for t in found
+        if isinstance(t, dict) and (t.get("metadata") or {}).get(MARKER_KEY) == marker
+    ]
 
 
 def _found_conversations(api: httpx.Client, marker: str) -> list[str]:
@@ -82,27 +85,46 @@ def _reqs(case: str, *more: str) -> Any:
     return pytest.mark.req(MISSING if case == "no-header" else INVALID, *more)
 
 
-def _every_operation() -> Iterator[Any]:
-    for op in operations():
-        for case in CASES:
-            more = (NO_EFFECT,) if op.operation_id in MARKER_SEARCHES else ()
-            yield pytest.param(op, case, id=f"{op.label}-{case}",
-                               marks=_reqs(case, STATUS_401, CHALLENGE, *more))
+def _every_operation() -> list[Any]:
+    return [
+        pytest.param(
+            op,
+            case,
+            id=f"{op.label}-{case}",
+            marks=_reqs(
+                case,
+                STATUS_401,
+                CHALLENGE,
+                *((NO_EFFECT,) if op.operation_id in MARKER_SEARCHES else ()),
+            ),
+        )
+        for op in operations()
+        for case in CASES
+    ]
 
 
-def _every_operation_on_a_resource() -> Iterator[Any]:
-    for op in BY_ID:
-        for case in ("no-header", "wrong-token"):
-            more = (NO_EFFECT,) if op.id_kind != "assistant" else ()
-            yield pytest.param(op, case, id=f"{op.label}-{case}", marks=_reqs(case, STATUS_401, *more))
+def _every_operation_on_a_resource() -> list[Any]:
+    return [
+        pytest.param(
+            op,
+            case,
+            id=f"{op.label}-{case}",
+            marks=_reqs(case, STATUS_401, *((NO_EFFECT,) if op.id_kind != "assistant" else ())),
+        )
+        for op in BY_ID
+        for case in ("no-header", "wrong-token")
+    ]
 
 
 @pytest.fixture(scope="module")
 def clients(target: Target, suite_settings: SuiteSettings) -> Iterator[dict[str, httpx.Client]]:
     """One client per credential case, each bounded by the request timeout."""
     made = {
-        case: httpx.Client(base_url=target.base_url, timeout=suite_settings.request_timeout,
-                           headers={"Authorization": value} if value is not None else {})
+        case: httpx.Client(
+            base_url=target.base_url,
+            timeout=suite_settings.request_timeout,
+            headers={"Authorization": value} if value is not None else {},
+        )
         for case, value in CASES.items()
     }
     yield made
@@ -118,15 +140,19 @@ def owned(api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings) -> R
 
 def _real(owned: Resources, op: Operation) -> Any:
     try:
-        return owned.real(op, fresh=op.method == "DELETE")
+        return owned.isolated(op)
     except Unavailable as exc:
         pytest.skip(str(exc))
 
 
 def _expect_refused(case: str, response: httpx.Response) -> None:
-    expect(MISSING if case == "no-header" else INVALID, not is_success(response),
-           f"not a 2xx: the request carries {'no' if case == 'no-header' else 'no valid'} credential",
-           response, response)
+    expect(
+        MISSING if case == "no-header" else INVALID,
+        not is_success(response),
+        f"not a 2xx: the request carries {'no' if case == 'no-header' else 'no valid'} credential",
+        response,
+        response,
+    )
 
 
 @pytest.mark.parametrize(("op", "case"), _every_operation())
@@ -139,15 +165,24 @@ def test_refused_without_valid_credential(
     _expect_refused(case, response)
     if expect(STATUS_401, response.status_code == 401, "HTTP 401", response, response):
         challenge = response.headers.get("www-authenticate", "")
-        expect(CHALLENGE, bool(BEARER_CHALLENGE.search(challenge)),
-               "a WWW-Authenticate header with a Bearer challenge",
-               challenge or "no WWW-Authenticate header", response)
+        expect(
+            CHALLENGE,
+            bool(BEARER_CHALLENGE.search(challenge)),
+            "a WWW-Authenticate header with a Bearer challenge",
+            challenge or "no WWW-Authenticate header",
+            response,
+        )
     if search := MARKER_SEARCHES.get(op.operation_id):
         found = search(api, marker)
         for leftover in found:
             ledger.track("DELETE", f"{op.path}/{leftover}")
-        expect(NO_EFFECT, not found, f"nothing carrying the marker {marker!r} exists afterwards",
-               f"the owner finds {found}", response)
+        expect(
+            NO_EFFECT,
+            not found,
+            f"nothing carrying the marker {marker!r} exists afterwards",
+            f"the owner finds {found}",
+            response,
+        )
 
 
 @pytest.mark.parametrize(("op", "case"), _every_operation_on_a_resource())
@@ -177,14 +212,27 @@ def test_last_event_id_is_not_a_credential(
     seen = sse.read_stream(api, "GET", join.url(joined.ids), deadline=STREAM_DEADLINE, max_events=1)
     event_id = seen.events[0].id if seen.events and seen.events[0].id else "0"
     args = op.request(real.ids, owned.marker, real.extra)
-    read = sse.read_stream(anonymous_api, op.method, args["url"], deadline=STREAM_DEADLINE,
-                           max_events=1, headers={"last-event-id": event_id}, json_body=args.get("json"))
-    expect(LAST_EVENT_ID, not 200 <= read.status < 300,
-           "not a 2xx: last-event-id is no credential", f"HTTP {read.status}", read.exchange)
+    read = sse.read_stream(
+        anonymous_api,
+        op.method,
+        args["url"],
+        deadline=STREAM_DEADLINE,
+        max_events=1,
+        headers={"last-event-id": event_id},
+        json_body=args.get("json"),
+    )
+    expect(
+        LAST_EVENT_ID,
+        not 200 <= read.status < 300,
+        "not a 2xx: last-event-id is no credential",
+        f"HTTP {read.status}",
+        read.exchange,
+    )
 
 
-@pytest.mark.parametrize("op", [pytest.param(op, id=op.label) for op in BY_ID
-                                if op.id_kind != "assistant"])
+@pytest.mark.parametrize(
+    "op", [pytest.param(op, id=op.label) for op in BY_ID if op.id_kind != "assistant"]
+)
 @pytest.mark.req(ISOLATION)
 def test_other_principal_cannot_reach(
     op: Operation, alt_api: httpx.Client, owned: Resources
@@ -194,10 +242,17 @@ def test_other_principal_cannot_reach(
     response = send(alt_api, op, **op.request(real.ids, owned.marker, real.extra))
     if (made := created_path(op, response)) is not None:
         alt_api.delete(made)  # a copy the other principal made: only it can remove it
-    expect(ISOLATION, response.status_code in (403, 404),
-           "HTTP 404 (or 403): the resource belongs to another principal", response, response)
+    expect(
+        ISOLATION,
+        response.status_code in (403, 404),
+        "HTTP 404 (or 403): the resource belongs to another principal",
+        response,
+        response,
+    )
     diff = changes(before, owned.snapshot(op, real.ids, after=True))
-    expect(ISOLATION, not diff, "the resource reads the same to its owner afterwards", diff, response)
+    expect(
+        ISOLATION, not diff, "the resource reads the same to its owner afterwards", diff, response
+    )
 
 
 @pytest.mark.req(ISOLATION)
@@ -209,13 +264,27 @@ def test_other_principal_searches_do_not_list(alt_api: httpx.Client, owned: Reso
         pytest.skip(str(exc))
     threads = alt_api.post("/api/ai/threads/search", json={"limit": 1000})
     listed = json_of(threads)
-    ids = [t.get("thread_id") for t in listed if isinstance(t, dict)] if isinstance(listed, list) else []
-    expect(ISOLATION, thread not in ids, "thread search of another principal does not list it",
-           threads, threads)
+    ids = (
+        [t.get("thread_id") for t in listed if isinstance(t, dict)]
+        if isinstance(listed, list)
+        else []
+    )
+    expect(
+        ISOLATION,
+        thread not in ids,
+        "thread search of another principal does not list it",
+        threads,
+        threads,
+    )
     found = _found_conversations(alt_api, owned.marker)
     conversations = alt_api.post("/api/ai/conversations/search", json={"take": 1000})
     body = json_of(conversations)
     items = body.get("items") if isinstance(body, dict) else None
     listed_ids = [c.get("id") for c in items or [] if isinstance(c, dict)]
-    expect(ISOLATION, not found and conversation not in listed_ids,
-           "conversation search of another principal does not list it", conversations, conversations)
+    expect(
+        ISOLATION,
+        not found and conversation not in listed_ids,
+        "conversation search of another principal does not list it",
+        conversations,
+        conversations,
+    )

@@ -6,9 +6,15 @@ import httpx
 import pytest
 
 from assistant_conformance import findings
-from assistant_conformance.flows import SHAPE, identifier, is_client_error, items_of, json_of
+from assistant_conformance.flows import (
+    SHAPE,
+    identifier,
+    is_client_error,
+    items_of,
+    json_of,
+    mismatches,
+)
 from assistant_conformance.flows import conversations as conv
-from assistant_conformance.flows import mismatches
 from assistant_conformance.ledger import Ledger
 
 
@@ -23,18 +29,33 @@ def test_message_list_honours_limit_and_offset(api: httpx.Client, ledger: Ledger
         page = conv.ids_in(items_of(response))
         pages.append(len(page))
         seen += page
-        findings.expect("MSG-LIST-PAGING", conv.total_of(response) == 5,
-                        f"total 5 at offset {offset}", conv.total_of(response), response)
+        findings.expect(
+            "MSG-LIST-PAGING",
+            conv.total_of(response) == 5,
+            f"total 5 at offset {offset}",
+            conv.total_of(response),
+            response,
+        )
     # A server ignoring limit answers pages of 5; one ignoring offset repeats the first page.
     findings.expect("MSG-LIST-PAGING", pages == [2, 2, 1, 0], "pages of 2, 2, 1, 0 messages", pages)
-    findings.expect("MSG-LIST-PAGING", sorted(seen) == sorted(created),
-                    "the pages together hold every message once", seen)
+    findings.expect(
+        "MSG-LIST-PAGING",
+        sorted(seen) == sorted(created),
+        "the pages together hold every message once",
+        seen,
+    )
 
 
 @pytest.mark.req("MSG-PAGING-REQUIRED", "CONV-STATUS", SHAPE)
 @pytest.mark.parametrize(
     "params",
-    [{}, {"limit": 2}, {"offset": 0}, {"limit": "two", "offset": 0}, {"limit": 2, "offset": "none"}],
+    [
+        {},
+        {"limit": 2},
+        {"offset": 0},
+        {"limit": "two", "offset": 0},
+        {"limit": 2, "offset": "none"},
+    ],
     ids=["none", "limit-only", "offset-only", "limit-not-a-number", "offset-not-a-number"],
 )
 def test_message_list_requires_numeric_limit_and_offset(
@@ -42,25 +63,39 @@ def test_message_list_requires_numeric_limit_and_offset(
 ) -> None:
     cid = conv.create_conversation(api, ledger, "paging-required")
     response = api.get(conv.messages_url(cid), params=params)
-    findings.expect("MSG-PAGING-REQUIRED", is_client_error(response), f"list with {params}: HTTP 4xx",
-                    response, response)
+    findings.expect(
+        "MSG-PAGING-REQUIRED",
+        is_client_error(response),
+        f"list with {params}: HTTP 4xx",
+        response,
+        response,
+    )
 
 
 @pytest.mark.req("MSG-GET-CREATED", "MSG-SEARCH-NO-BODY", "MSG-STATUS", "CONV-STATUS", SHAPE)
-def test_created_message_is_read_and_search_needs_no_body(api: httpx.Client, ledger: Ledger) -> None:
+def test_created_message_is_read_and_search_needs_no_body(
+    api: httpx.Client, ledger: Ledger
+) -> None:
     cid = conv.create_conversation(api, ledger, "message")
     (message_id,) = conv.create_messages(api, cid, ledger.run_prefix, 1)
     read = api.get(f"{conv.messages_url(cid)}/{message_id}")
     findings.expect_status("MSG-STATUS", read, 200)
     body = json_of(read)
-    findings.expect("MSG-GET-CREATED", read.status_code == 200 and isinstance(body, dict)
-                    and body.get("id") == message_id, f"message {message_id} read back", read, read)
+    findings.expect(
+        "MSG-GET-CREATED",
+        read.status_code == 200 and isinstance(body, dict) and body.get("id") == message_id,
+        f"message {message_id} read back",
+        read,
+        read,
+    )
     listed = conv.ids_in(items_of(conv.list_page(api, cid, limit=10, offset=0)))
     findings.expect("MSG-GET-CREATED", message_id in listed, "the message in the list", listed)
 
     search = api.post(f"{conv.messages_url(cid)}/search")  # no body, as the reference call sends
     findings.expect_status("MSG-STATUS", search, 200)
-    findings.expect("MSG-SEARCH-NO-BODY", 200 <= search.status_code < 300, "HTTP 2xx", search, search)
+    findings.expect(
+        "MSG-SEARCH-NO-BODY", 200 <= search.status_code < 300, "HTTP 2xx", search, search
+    )
 
 
 @pytest.mark.req("CONV-SEARCH-FINDS", "CONV-STATUS", SHAPE)
@@ -68,14 +103,18 @@ def test_search_finds_a_new_conversation(api: httpx.Client, ledger: Ledger) -> N
     cid = conv.create_conversation(api, ledger, "search")
     found, response = conv.search_finds(api, cid, f"{ledger.run_prefix}-search")
     findings.expect_status("CONV-STATUS", response, 200)
-    findings.expect("CONV-SEARCH-FINDS", found, f"conversation {cid} in the search answer", response,
-                    response)
+    findings.expect(
+        "CONV-SEARCH-FINDS", found, f"conversation {cid} in the search answer", response, response
+    )
 
 
 @pytest.mark.req("CONV-PATCH-PERSISTS", "CONV-STATUS", SHAPE)
 def test_patch_persists(api: httpx.Client, ledger: Ledger) -> None:
     cid = conv.create_conversation(api, ledger, "patch")
-    sent = {"title": f"{ledger.run_prefix}-patched ✓", "options": {"run": ledger.run_prefix, "n": 2}}
+    sent = {
+        "title": f"{ledger.run_prefix}-patched ✓",
+        "options": {"run": ledger.run_prefix, "n": 2},
+    }
     findings.require_success("CONV-STATUS", api.patch(conv.conversation_url(cid), json=sent), 200)
     read = api.get(conv.conversation_url(cid))
     findings.require_success("CONV-STATUS", read, 200)
@@ -95,8 +134,13 @@ def test_deleted_conversation_is_gone_with_its_messages(api: httpx.Client, ledge
         "search messages": api.post(f"{conv.messages_url(cid)}/search"),
     }
     for what, response in after.items():
-        findings.expect("CONV-DELETE-GONE", is_client_error(response), f"{what} after delete: HTTP 4xx",
-                        response, response)
+        findings.expect(
+            "CONV-DELETE-GONE",
+            is_client_error(response),
+            f"{what} after delete: HTTP 4xx",
+            response,
+            response,
+        )
     found, response = conv.search_finds(api, cid, f"{ledger.run_prefix}-delete")
     findings.expect("CONV-DELETE-GONE", not found, "search no longer finds it", response, response)
 
@@ -111,14 +155,23 @@ def test_deleted_feedback_leaves_the_list(api: httpx.Client, ledger: Ledger) -> 
     # Creating a feedback is outside the contract (4.5): the reference's extension route.
     created = api.post(feedbacks, json={"rating": "like", "content": ledger.run_prefix})
     if not 200 <= created.status_code < 300:
-        pytest.skip(f"the target cannot create a feedback (POST .../feedbacks: HTTP {created.status_code})")
+        pytest.skip(
+            f"the target cannot create a feedback (POST .../feedbacks: HTTP {created.status_code})"
+        )
     feedback_id = identifier(created)
 
     before = conv.ids_in(items_of(api.get(feedbacks)))
-    findings.require("MSG-FEEDBACK-DELETE", feedback_id in before, "the new feedback listed", before)
+    findings.require(
+        "MSG-FEEDBACK-DELETE", feedback_id in before, "the new feedback listed", before
+    )
     deleted = api.delete(f"{feedbacks}/{feedback_id}")
     findings.require("MSG-STATUS", 200 <= deleted.status_code < 300, "HTTP 2xx", deleted, deleted)
     after_response = api.get(feedbacks)
     after = conv.ids_in(items_of(after_response))
-    findings.expect("MSG-FEEDBACK-DELETE", feedback_id not in after, "the feedback gone from the list",
-                    after, after_response)
+    findings.expect(
+        "MSG-FEEDBACK-DELETE",
+        feedback_id not in after,
+        "the feedback gone from the list",
+        after,
+        after_response,
+    )

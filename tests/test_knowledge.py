@@ -21,7 +21,9 @@ from assistant_conformance.settings import SuiteSettings
 def per_prefix(*reqs: str) -> list[Any]:
     """One param per prefix, marked with that prefix's status requirement and `reqs`."""
     return [
-        pytest.param(p, marks=pytest.mark.req(kb.STATUS_REQ[p], SHAPE, *reqs), id=kb.PREFIX_NAMES[p])
+        pytest.param(
+            p, marks=pytest.mark.req(kb.STATUS_REQ[p], SHAPE, *reqs), id=kb.PREFIX_NAMES[p]
+        )
         for p in kb.PREFIXES
     ]
 
@@ -30,7 +32,9 @@ def expect_rejected(req: str, response: httpx.Response, what: str) -> bool:
     return findings.expect(req, is_client_error(response), f"{what}: HTTP 4xx", response, response)
 
 
-@pytest.mark.parametrize("prefix", per_prefix("KB-BULK-CREATES", "KB-PROCESS-COMPLETES", "KB-STATUS-EXACT"))
+@pytest.mark.parametrize(
+    "prefix", per_prefix("KB-BULK-CREATES", "KB-PROCESS-COMPLETES", "KB-STATUS-EXACT")
+)
 def test_processed_documents_reach_a_terminal_status(
     api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings, prefix: str
 ) -> None:
@@ -57,13 +61,17 @@ def test_processed_documents_reach_a_terminal_status(
 
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-UPDATE-ROUNDTRIP"))
-def test_full_update_round_trips_every_field(api: httpx.Client, ledger: Ledger, prefix: str) -> None:
+def test_full_update_round_trips_every_field(
+    api: httpx.Client, ledger: Ledger, prefix: str
+) -> None:
     kb_id = kb.create_kb(api, ledger, prefix, kb.kb_body(ledger.run_prefix, "update"))
     sent = kb.kb_body(ledger.run_prefix, "update", variant=1)
     response = api.put(f"{prefix}/{kb_id}", json=sent)
     findings.require_success(kb.STATUS_REQ[prefix], response, 200)
     wrong = mismatches(sent, json_of(response))
-    findings.expect("KB-UPDATE-ROUNDTRIP", not wrong, "every field answered as sent", wrong, response)
+    findings.expect(
+        "KB-UPDATE-ROUNDTRIP", not wrong, "every field answered as sent", wrong, response
+    )
     stored = kb.read_kb(api, prefix, kb_id)  # a read is no contract operation: used where it exists
     if stored is not None:
         wrong = mismatches(sent, stored)
@@ -105,14 +113,17 @@ BAD_FIELDS = [
     ("prefix", "req", "field", "value"),
     [
         pytest.param(
-            p, req, field, value,
+            p,
+            req,
+            field,
+            value,
             marks=pytest.mark.req(kb.STATUS_REQ[p], SHAPE, req),
             id=f"{kb.PREFIX_NAMES[p]}-{field}={value!r}",
         )
         for p in kb.PREFIXES
         for req, field, value in BAD_FIELDS
     ],
-)  # fmt: skip
+)
 def test_bad_field_is_rejected_and_not_stored(
     api: httpx.Client, ledger: Ledger, prefix: str, req: str, field: str, value: Any
 ) -> None:
@@ -130,14 +141,18 @@ def test_bad_field_is_rejected_and_not_stored(
 
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-BODY-REQUIRED"))
-def test_operations_without_body_are_rejected(api: httpx.Client, ledger: Ledger, prefix: str) -> None:
+def test_operations_without_body_are_rejected(
+    api: httpx.Client, ledger: Ledger, prefix: str
+) -> None:
     created = api.post(prefix)
     kb.track_if_created(ledger, prefix, created)
     expect_rejected("KB-BODY-REQUIRED", created, "create without body")
     kb_id = kb.create_kb(api, ledger, prefix, kb.kb_body(ledger.run_prefix, "nobody"))
     for method, path in (("PUT", ""), ("POST", "/bulk"), ("POST", "/process")):
         response = api.request(method, f"{prefix}/{kb_id}{path}")
-        expect_rejected("KB-BODY-REQUIRED", response, f"{method} {prefix}/{{id}}{path} without body")
+        expect_rejected(
+            "KB-BODY-REQUIRED", response, f"{method} {prefix}/{{id}}{path} without body"
+        )
 
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-BULK-ARRAY"))
@@ -148,7 +163,9 @@ def test_bulk_takes_an_array_only(api: httpx.Client, ledger: Ledger, prefix: str
     for body in ({}, document, {"documents": [document]}, "document", 42):
         expect_rejected("KB-BULK-ARRAY", api.post(url, json=body), f"bulk with {body!r:.40}")
     empty = api.post(url, json=[])  # an empty array is still an array of documents
-    findings.expect("KB-BULK-ARRAY", 200 <= empty.status_code < 300, "bulk [] : HTTP 2xx", empty, empty)
+    findings.expect(
+        "KB-BULK-ARRAY", 200 <= empty.status_code < 300, "bulk [] : HTTP 2xx", empty, empty
+    )
 
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-PROCESS-STRINGS", "KB-BULK-CREATES"))
@@ -161,7 +178,9 @@ def test_process_takes_strings_only(api: httpx.Client, ledger: Ledger, prefix: s
 
     url = f"{prefix}/{kb_id}/process"
     for body in ([1], [None], [doc_id, 7], [[doc_id]], {"ids": [doc_id]}, doc_id):
-        expect_rejected("KB-PROCESS-STRINGS", api.post(url, json=body), f"process with {body!r:.60}")
+        expect_rejected(
+            "KB-PROCESS-STRINGS", api.post(url, json=body), f"process with {body!r:.60}"
+        )
     after_response = api.get(kb.status_url(prefix, kb_id), params=status_of)
     after = kb.read_statuses(after_response)
     if before is None:

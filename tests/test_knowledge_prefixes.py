@@ -17,10 +17,14 @@ from assistant_conformance.settings import SuiteSettings
 SHARED = "KB-PREFIXES-SHARED"
 
 
-def use(api: httpx.Client, prefix: str, method: str, path: str, status: int, **kw: Any) -> httpx.Response:
-    """A request under `prefix` on a KB made under the other: any 2xx is sharing; status per prefix."""
+def use(
+    api: httpx.Client, prefix: str, method: str, path: str, status: int, **kw: Any
+) -> httpx.Response:
+    """A request under `prefix` on a KB made under the other: a 2xx shows sharing."""
     response = api.request(method, prefix + path, **kw)
-    findings.require(SHARED, is_success(response), f"{method} {prefix}{path}: HTTP 2xx", response, response)
+    findings.require(
+        SHARED, is_success(response), f"{method} {prefix}{path}: HTTP 2xx", response, response
+    )
     findings.expect_status(kb.STATUS_REQ[prefix], response, status)
     return response
 
@@ -50,16 +54,31 @@ def test_knowledge_base_is_shared_by_both_prefixes(
 
     timeout = suite_settings.process_timeout
     polled, statuses, _ = kb.poll_until_terminal(api, away, kb_id, doc_ids, timeout)
-    findings.expect(SHARED, statuses is not None and set(statuses) == set(doc_ids),
-                    f"status under {away} names the documents fed there", statuses, polled)
+    findings.expect(
+        SHARED,
+        statuses is not None and set(statuses) == set(doc_ids),
+        f"status under {away} names the documents fed there",
+        statuses,
+        polled,
+    )
     at_home = api.get(kb.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
-    findings.expect(SHARED, kb.read_statuses(at_home) == statuses,
-                    f"status under {home} answers what {away} does", kb.read_statuses(at_home), at_home)
+    findings.expect(
+        SHARED,
+        kb.read_statuses(at_home) == statuses,
+        f"status under {home} answers what {away} does",
+        kb.read_statuses(at_home),
+        at_home,
+    )
 
     use(api, away, "DELETE", base, 200)
     gone = api.get(kb.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
-    findings.expect(SHARED, 400 <= gone.status_code < 500,
-                    f"deleted under {away}: status under {home} answers 4xx", gone, gone)
+    findings.expect(
+        SHARED,
+        400 <= gone.status_code < 500,
+        f"deleted under {away}: status under {home} answers 4xx",
+        gone,
+        gone,
+    )
 
 
 def shape(response: httpx.Response) -> object:
@@ -88,7 +107,10 @@ def script(api: httpx.Client, ledger: Ledger, prefix: str) -> list[tuple[str, ht
     kb_id = json_of(created).get("id") if isinstance(json_of(created), dict) else None
     findings.require(SHAPE, isinstance(kb_id, str), "a knowledge base with an id", created, created)
     ledger.track("DELETE", f"{prefix}/{kb_id}")
-    for name, field, value in (("bad enum", "permission", "secret"), ("bad uuid", "workspaceId", "x")):
+    for name, field, value in (
+        ("bad enum", "permission", "secret"),
+        ("bad uuid", "workspaceId", "x"),
+    ):
         kb.track_if_created(ledger, prefix, step(f"create {name}", "POST", "", json={field: value}))
     step("update", "PUT", f"/{kb_id}", json=kb.kb_body(run, "same", variant=1))
     step("update wrong type", "PUT", f"/{kb_id}", json={"recall": "high"})

@@ -28,11 +28,14 @@ NO_BODY = object()
     ],
 )
 @pytest.mark.req("STORE-STATUS", SHAPE)
-def test_store_listing_answers_201_with_or_without_body(api: httpx.Client, path: str, body: Any) -> None:
+def test_store_listing_answers_201_with_or_without_body(
+    api: httpx.Client, path: str, body: Any
+) -> None:
     if body is NO_BODY:
         response = api.post(path)  # no body and no Content-Type, as the reference call sends
-        findings.expect("STORE-NO-BODY", is_success(response), "HTTP 2xx without a body",
-                        response, response)
+        findings.expect(
+            "STORE-NO-BODY", is_success(response), "HTTP 2xx without a body", response, response
+        )
     else:
         response = api.post(path, json=body)
     findings.expect_status("STORE-STATUS", response, 201)
@@ -51,14 +54,22 @@ def test_search_and_namespaces_find_an_item_put_there(api: httpx.Client, ledger:
     try:
         search = api.post(SEARCH, json={"namespace_prefix": [ledger.run_prefix], "limit": 10})
         findings.require_success("STORE-STATUS", search, 201)
-        found = [(i.get("namespace"), i.get("key")) for i in items_of(search) if isinstance(i, dict)]
-        findings.expect("STORE-SEARCH-FINDS", (namespace, "item-1") in found,
-                        f"item-1 in {namespace} found by its namespace prefix", found, search)
+        found = [
+            (i.get("namespace"), i.get("key")) for i in items_of(search) if isinstance(i, dict)
+        ]
+        findings.expect(
+            "STORE-SEARCH-FINDS",
+            (namespace, "item-1") in found,
+            f"item-1 in {namespace} found by its namespace prefix",
+            found,
+            search,
+        )
 
         listed = api.post(NAMESPACES, json={"prefix": [ledger.run_prefix], "limit": 10})
         findings.require_success("STORE-STATUS", listed, 201)
         namespaces = items_of(listed, "namespaces")
-        findings.expect("STORE-SEARCH-FINDS", namespace in namespaces, f"{namespace} listed",
-                        namespaces, listed)
+        findings.expect(
+            "STORE-SEARCH-FINDS", namespace in namespaces, f"{namespace} listed", namespaces, listed
+        )
     finally:  # the ledger sends no body; LangGraph deletes an item by a JSON body
         api.request("DELETE", ITEMS, json={"namespace": namespace, "key": "item-1"})

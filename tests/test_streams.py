@@ -24,29 +24,41 @@ def drop_point(seed: int, name: str, low: int, high: int) -> int:
 
 def replay(api, thread_id: str, run_id: str, settings, **headers: str):
     read = read_stream(
-        api, "GET", flow.runs_url(thread_id, run_id, "/stream"),
-        deadline=settings.process_timeout, headers=headers,
+        api,
+        "GET",
+        flow.runs_url(thread_id, run_id, "/stream"),
+        deadline=settings.process_timeout,
+        headers=headers,
     )
     flow.check_stream(read, 200)
     return read
 
 
 @pytest.mark.req(
-    "THR-STATUS", "RUN-STATUS", "RUN-STREAM-CONTENT-TYPE", "RUN-STREAM-EVENT-IDS",
-    "RUN-STREAM-ENDS", "RUN-STREAM-AGREES",
+    "THR-STATUS",
+    "RUN-STATUS",
+    "RUN-STREAM-CONTENT-TYPE",
+    "RUN-STREAM-EVENT-IDS",
+    "RUN-STREAM-ENDS",
+    "RUN-STREAM-AGREES",
 )
 def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
     read = read_stream(
-        api, "POST", flow.runs_url(thread_id, tail="/stream"), deadline=suite_settings.process_timeout,
+        api,
+        "POST",
+        flow.runs_url(thread_id, tail="/stream"),
+        deadline=suite_settings.process_timeout,
         json_body=flow.run_body(api, ledger, STREAM_WORDS),
     )
     flow.check_stream(read, 201)
     flow.check_event_ids(read.events, "the POST stream", read.exchange)
     findings.expect(
-        "RUN-STREAM-ENDS", read.closed_by_server,
+        "RUN-STREAM-ENDS",
+        read.closed_by_server,
         f"the server ends the stream within {suite_settings.process_timeout:g} s",
-        f"still open ({read.cut}) after {len(read.events)} events", read.exchange,
+        f"still open ({read.cut}) after {len(read.events)} events",
+        read.exchange,
     )
     run_id = flow.find_run_id(api, thread_id, read.events, read.exchange.response_headers)
     response = api.get(flow.runs_url(thread_id, run_id))
@@ -59,19 +71,28 @@ def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], re
     body = flow.json_of(response)
     status = flow.run_status(response)
     findings.expect(
-        "RUN-STREAM-AGREES", status in flow.TERMINAL,
-        f"a terminal status ({', '.join(sorted(flow.TERMINAL))}) once the stream ended", status, response,
+        "RUN-STREAM-AGREES",
+        status in flow.TERMINAL,
+        f"a terminal status ({', '.join(sorted(flow.TERMINAL))}) once the stream ended",
+        status,
+        response,
     )
     said_error = any(e.event == "error" for e in events)
     expected = "a status other than success" if said_error else "status success (no error event)"
     findings.expect(
-        "RUN-STREAM-AGREES", (status != "success") if said_error else (status == "success"),
-        expected, status, response,
+        "RUN-STREAM-AGREES",
+        (status != "success") if said_error else (status == "success"),
+        expected,
+        status,
+        response,
     )
     same_ids = body.get("run_id") == run_id and body.get("thread_id") == thread_id
     findings.expect(
-        "RUN-STREAM-AGREES", same_ids, f"run_id {run_id} and thread_id {thread_id} as streamed",
-        {k: body.get(k) for k in ("run_id", "thread_id")}, response,
+        "RUN-STREAM-AGREES",
+        same_ids,
+        f"run_id {run_id} and thread_id {thread_id} as streamed",
+        {k: body.get(k) for k in ("run_id", "thread_id")},
+        response,
     )
     values = [flow.parsed(e.data) for e in events if e.event == "values"]
     if values and isinstance(values[-1], dict) and not said_error:
@@ -79,21 +100,33 @@ def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], re
         state = api.get(f"{flow.THREADS}/{thread_id}/state")
         got = (flow.json_of(state) or {}).get("values") if flow.is_success(state) else None
         findings.expect(
-            "RUN-STREAM-AGREES", got == values[-1], "thread state values = the last values event",
-            got, state,
+            "RUN-STREAM-AGREES",
+            got == values[-1],
+            "thread state values = the last values event",
+            got,
+            state,
         )
 
 
 @pytest.mark.req(
-    "THR-STATUS", "RUN-STATUS", "RUN-STREAM-CONTENT-TYPE", "RUN-STREAM-EVENT-IDS",
-    "RUN-STREAM-ENDS", "RUN-JOIN-RESUME", "RUN-JOIN-REPLAY",
+    "THR-STATUS",
+    "RUN-STATUS",
+    "RUN-STREAM-CONTENT-TYPE",
+    "RUN-STREAM-EVENT-IDS",
+    "RUN-STREAM-ENDS",
+    "RUN-JOIN-RESUME",
+    "RUN-JOIN-REPLAY",
 )
 def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(api, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
     drop = drop_point(suite_settings.seed, "join", 2, RESUME_WORDS - 20)
     first = read_stream(
-        api, "POST", flow.runs_url(thread_id, tail="/stream"), deadline=suite_settings.process_timeout,
-        max_events=drop, json_body=flow.run_body(api, ledger, RESUME_WORDS),
+        api,
+        "POST",
+        flow.runs_url(thread_id, tail="/stream"),
+        deadline=suite_settings.process_timeout,
+        max_events=drop,
+        json_body=flow.run_body(api, ledger, RESUME_WORDS),
     )
     flow.check_stream(first, 201)
     run_id = flow.find_run_id(api, thread_id, first.events, first.exchange.response_headers)
@@ -101,13 +134,19 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(api, ledge
     seen = first.events if first.cut else first.events[: max(1, len(first.events) // 2)]
     last_id = seen[-1].id if seen else ""
     findings.require(
-        "RUN-STREAM-EVENT-IDS", bool(last_id), "an id on the last event received before the drop",
-        flow.shown(seen), first.exchange,
+        "RUN-STREAM-EVENT-IDS",
+        bool(last_id),
+        "an id on the last event received before the drop",
+        flow.shown(seen),
+        first.exchange,
     )
     joined = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": last_id})
     findings.expect(
-        "RUN-STREAM-ENDS", joined.closed_by_server, "the joined stream ends when the run does",
-        f"still open ({joined.cut})", joined.exchange,
+        "RUN-STREAM-ENDS",
+        joined.closed_by_server,
+        "the joined stream ends when the run does",
+        f"still open ({joined.cut})",
+        joined.exchange,
     )
     flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
@@ -117,36 +156,47 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(api, ledge
     where = f"dropped after event {len(seen)} (id {last_id!r}, seed {suite_settings.seed})"
     repeated = [e for e in joined.events if e.id in {s.id for s in seen}]
     findings.expect(
-        "RUN-JOIN-RESUME", not repeated, f"no event already received ({where})",
-        f"repeated: {flow.shown(repeated)}", joined.exchange,
+        "RUN-JOIN-RESUME",
+        not repeated,
+        f"no event already received ({where})",
+        f"repeated: {flow.shown(repeated)}",
+        joined.exchange,
     )
     if replay_ok:  # the replay is the truth the resumed part is measured against
         rest = full.events[len(seen) :]
         findings.expect(
-            "RUN-JOIN-RESUME", flow.keys(joined.events) == flow.keys(rest),
+            "RUN-JOIN-RESUME",
+            flow.keys(joined.events) == flow.keys(rest),
             f"exactly the events after {last_id!r}: {flow.shown(rest)} ({where})",
-            flow.shown(joined.events), joined.exchange,
+            flow.shown(joined.events),
+            joined.exchange,
         )
 
 
 def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
-    """RUN-JOIN-REPLAY: a join without last-event-id after the run sends every event from the first."""
+    """RUN-JOIN-REPLAY: a join without last-event-id after the run sends all from the first."""
     ids = [e.id for e in full.events]
     ok = findings.expect(
-        "RUN-JOIN-REPLAY", flow.keys(full.events[: len(seen)]) == flow.keys(seen),
+        "RUN-JOIN-REPLAY",
+        flow.keys(full.events[: len(seen)]) == flow.keys(seen),
         f"the replay starts with the events first streamed: {flow.shown(seen)}",
-        flow.shown(full.events[: len(seen) + 2]), full.exchange,
+        flow.shown(full.events[: len(seen) + 2]),
+        full.exchange,
     )
     ok &= findings.expect(
-        "RUN-JOIN-REPLAY", full.closed_by_server and len(set(ids)) == len(ids),
-        "a replay that ends, each event once", f"ended={full.closed_by_server}, ids {flow.shown(full.events)}",
+        "RUN-JOIN-REPLAY",
+        full.closed_by_server and len(set(ids)) == len(ids),
+        "a replay that ends, each event once",
+        f"ended={full.closed_by_server}, ids {flow.shown(full.events)}",
         full.exchange,
     )
     if joined:
         ok &= findings.expect(
-            "RUN-JOIN-REPLAY", bool(full.events) and flow.key(full.events[-1]) == flow.key(joined[-1]),
+            "RUN-JOIN-REPLAY",
+            bool(full.events) and flow.key(full.events[-1]) == flow.key(joined[-1]),
             f"the replay ends with the run's last event {flow.shown(joined[-1:])}",
-            flow.shown(full.events[-3:]), full.exchange,
+            flow.shown(full.events[-3:]),
+            full.exchange,
         )
     return ok
 
@@ -158,28 +208,43 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
 # the answer is exactly the new run's replay after that id. With ids that never repeat (deployed:
 # time-based) no new event matches and the answer must still be an unbroken tail of the replay.
 @pytest.mark.req(
-    "THR-STATUS", "RUN-STATUS", "RUN-STREAM-CONTENT-TYPE", "RUN-STREAM-EVENT-IDS",
-    "RUN-STREAM-RESUME", "RUN-JOIN-REPLAY",
+    "THR-STATUS",
+    "RUN-STATUS",
+    "RUN-STREAM-CONTENT-TYPE",
+    "RUN-STREAM-EVENT-IDS",
+    "RUN-STREAM-RESUME",
+    "RUN-JOIN-REPLAY",
 )
 def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
     body = flow.run_body(api, ledger, STREAM_WORDS)
     drop = drop_point(suite_settings.seed, "post", 1, STREAM_WORDS)
     first = read_stream(
-        api, "POST", flow.runs_url(thread_id, tail="/stream"), deadline=suite_settings.process_timeout,
-        max_events=drop, json_body=body,
+        api,
+        "POST",
+        flow.runs_url(thread_id, tail="/stream"),
+        deadline=suite_settings.process_timeout,
+        max_events=drop,
+        json_body=body,
     )
     flow.check_stream(first, 201)
     first_run = flow.find_run_id(api, thread_id, first.events, first.exchange.response_headers)
     last_id = first.events[-1].id if first.events else ""
     findings.require(
-        "RUN-STREAM-EVENT-IDS", bool(last_id), "an id on the last event received",
-        flow.shown(first.events), first.exchange,
+        "RUN-STREAM-EVENT-IDS",
+        bool(last_id),
+        "an id on the last event received",
+        flow.shown(first.events),
+        first.exchange,
     )
     flow.wait_terminal(api, thread_id, first_run, suite_settings.process_timeout)
     resumed = read_stream(
-        api, "POST", flow.runs_url(thread_id, tail="/stream"), deadline=suite_settings.process_timeout,
-        headers={"last-event-id": last_id}, json_body=body,
+        api,
+        "POST",
+        flow.runs_url(thread_id, tail="/stream"),
+        deadline=suite_settings.process_timeout,
+        headers={"last-event-id": last_id},
+        json_body=body,
     )
     flow.check_stream(resumed, 201)
     flow.check_event_ids(resumed.events, "the resumed POST stream", resumed.exchange)
@@ -189,23 +254,29 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, sui
     flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
     findings.expect(
-        "RUN-JOIN-REPLAY", full.closed_by_server and set(flow.keys(resumed.events)) <= set(flow.keys(full.events)),
+        "RUN-JOIN-REPLAY",
+        full.closed_by_server and set(flow.keys(resumed.events)) <= set(flow.keys(full.events)),
         "the replay of the new run holds every event its POST stream sent",
-        flow.shown(full.events), full.exchange,
+        flow.shown(full.events),
+        full.exchange,
     )
     ids = [e.id for e in full.events]
     where = f"last-event-id {last_id!r} (seed {suite_settings.seed})"
     if last_id in ids:
         expected = full.events[ids.index(last_id) + 1 :]
         findings.expect(
-            "RUN-STREAM-RESUME", flow.keys(resumed.events) == flow.keys(expected),
-            f"only the events after {where}: {flow.shown(expected)}", flow.shown(resumed.events),
+            "RUN-STREAM-RESUME",
+            flow.keys(resumed.events) == flow.keys(expected),
+            f"only the events after {where}: {flow.shown(expected)}",
+            flow.shown(resumed.events),
             resumed.exchange,
         )
     else:
         tail = full.events[len(full.events) - len(resumed.events) :] if resumed.events else []
         findings.expect(
-            "RUN-STREAM-RESUME", bool(resumed.events) and flow.keys(resumed.events) == flow.keys(tail),
+            "RUN-STREAM-RESUME",
+            bool(resumed.events) and flow.keys(resumed.events) == flow.keys(tail),
             f"an unbroken tail of the new run's events ({where} is none of its ids)",
-            flow.shown(resumed.events), resumed.exchange,
+            flow.shown(resumed.events),
+            resumed.exchange,
         )

@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Iterator
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 
-from . import __version__, findings, redact, reporting
+from . import __version__, baseline, capabilities, collect, findings, integrations, redact
 from .catalogue import load
-from .findings import FAIL, Finding, TestRecord
+from .findings import TestRecord
 from .ledger import Ledger
-from .results import TestResult
+from .report import run_info, terminal_summary, write_all
+from .results import Gate, build
 from .settings import OptionError, SuiteSettings, add_options
 from .target import HarnessError, Target, open_target
 
 HARNESS_ERROR_EXIT = 3  # target unreachable, token rejected, reference failed: not a finding
 SETTINGS_KEY = pytest.StashKey[SuiteSettings]()
-RESULTS_KEY = pytest.StashKey[list[TestResult]]()
+COLLECTOR_KEY = pytest.StashKey[collect.Collector]()
+BASELINE_KEY = pytest.StashKey[dict[str, baseline.Entry]]()
+CAPS_KEY = pytest.StashKey[dict[str, capabilities.GroupStatus]]()
+STATE_KEY = pytest.StashKey[dict]()  # when the run started; the finished run
+_RECORD_KEY = pytest.StashKey[TestRecord]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)  # before junitxml and allure-pytest read their options
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "req(*ids): requirement IDs (spec/requirements.yaml) the test checks"
@@ -36,34 +44,51 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "SHOULD: checks a requirement implied by HTTP, SSE or practice"
     )
     try:
-        config.stash[SETTINGS_KEY] = SuiteSettings.from_config(config)
+        settings = SuiteSettings.from_config(config)
+        known = baseline.load(settings.baseline, catalogue) if settings.baseline else {}
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[RESULTS_KEY] = []
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[BASELINE_KEY] = known
+    config.stash[CAPS_KEY] = capabilities.declared(settings.unsupported)
+    config.stash[COLLECTOR_KEY] = collector = collect.Collector(config.stash[CAPS_KEY])
+    config.pluginmanager.register(collector, "assistant-conformance-collector")
+    config.stash[STATE_KEY] = {}
+    integrations.default_outputs(config, settings.report_dir)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[SETTINGS_KEY]
     target = settings.base_url or "embedded reference server (started on loopback)"
-    return [
+    lines = [
         f"assistant-conformance {__version__}: target {redact.text(target)}, seed {settings.seed}, "
         f"examples {settings.examples}, strict {'on' if settings.strict_conformance else 'off'}"
     ]
+    if settings.baseline:
+        lines.append(f"baseline: {settings.baseline} ({len(config.stash[BASELINE_KEY])} entries)")
+    if settings.unsupported:
+        lines.append(f"declared unsupported: {', '.join(settings.unsupported)}")
+    return lines
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Make requirement IDs, their sections and levels selectable with -k and -m."""
+    """Make requirement IDs, their sections and levels selectable with -k and -m; label them."""
     catalogue = load()
     for item in items:
-        for rid in requirement_ids(item):
+        ids = requirement_ids(item)
+        for rid in ids:
             req = catalogue[rid]  # an unknown ID is an error in the suite itself
             item.extra_keyword_matches.add(rid)
             item.add_marker(req.section)
             item.add_marker(req.level)
+            item.user_properties.append(("requirement", rid))
+        if ids:
+            item.user_properties.append(("requirements", ",".join(ids)))
+        integrations.label(item, catalogue, ids)
 
 
 def requirement_ids(item: pytest.Item) -> list[str]:
-    return [rid for mark in item.iter_markers("req") for rid in mark.args]
+    return list(dict.fromkeys(rid for mark in item.iter_markers("req") for rid in mark.args))
 
 
 # --- fixtures ---------------------------------------------------------------------------------
@@ -125,6 +150,32 @@ def anonymous_api(target: Target, suite_settings: SuiteSettings) -> Iterator[htt
         yield client
 
 
+@pytest.fixture(scope="session")
+def capability_groups(
+    pytestconfig: pytest.Config, suite_settings: SuiteSettings, api: httpx.Client
+) -> dict[str, capabilities.GroupStatus]:
+    """Optional groups: declared unsupported, or probed once at the first test that needs one."""
+    found = pytestconfig.stash[CAPS_KEY]
+    found.update(capabilities.probe(api, skip=suite_settings.unsupported))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _capability_gate(request: pytest.FixtureRequest) -> None:
+    """Skip a test that checks a requirement of a group the target does not implement."""
+    catalogue = load()
+    sections = {catalogue[rid].section for rid in requirement_ids(request.node)}
+    groups = sorted({g for s in sections if (g := capabilities.group_of_section(s))})
+    if not groups:
+        return
+    found = request.config.stash[CAPS_KEY]
+    if not all(g in found for g in groups):
+        found = request.getfixturevalue("capability_groups")
+    for group in groups:
+        if found[group].status == capabilities.UNSUPPORTED:
+            pytest.skip(capabilities.skip_reason(found[group], group))
+
+
 # --- findings → test outcome → requirement verdicts -------------------------------------------
 
 
@@ -140,67 +191,57 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         findings.state.current = None
 
 
-_RECORD_KEY = pytest.StashKey[TestRecord]()
-
-
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, trylast=True)  # inside allure's and junit's view of the report
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if call.when != "call" and not (report.failed or report.skipped):
-        return report
     record = item.stash.get(_RECORD_KEY, None) if call.when == "call" else None
-    recorded = record.findings if record else []
-    failed = [f for f in recorded if f.verdict == FAIL]
-    if failed and not report.failed:
-        report.outcome = "failed"
-        report.longrepr = "\n\n".join(f.render() for f in failed)
-    elif failed and report.failed:
-        report.longrepr = "\n\n".join(f.render() for f in failed) + f"\n\n{report.longrepr}"
-    report.user_properties.append(("requirements", ",".join(requirement_ids(item))))
-    for finding in recorded:
-        report.user_properties.append(("finding", finding.to_json()))
+    caps = item.config.stash[CAPS_KEY]
+    extra = {"capabilities": {g: s.as_dict() for g, s in caps.items()}} if caps else {}
+    collect.settle(
+        report,
+        call,
+        requirement_ids(item),
+        record.findings if record else [],
+        item.config.stash[BASELINE_KEY],
+        extra,
+    )
     return report
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    props = dict((k, v) for k, v in report.user_properties if k == "requirements")
-    if "requirements" not in props or not props["requirements"]:
-        return
-    if report.when != "call" and report.passed:
-        return
-    outcome = (
-        report.outcome if report.when == "call" else ("skipped" if report.skipped else "error")
-    )
-    skip_reason = ""
-    if report.skipped and isinstance(report.longrepr, tuple):
-        skip_reason = str(report.longrepr[2]).removeprefix("Skipped: ")
-    result = TestResult(
-        nodeid=report.nodeid,
-        requirements=props["requirements"].split(","),
-        outcome=outcome,
-        findings=[Finding.from_json(v) for k, v in report.user_properties if k == "finding"],
-        skip_reason=redact.text(skip_reason),
-        duration=report.duration,
-    )
-    _results.append(result)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[STATE_KEY].update(started=datetime.now(UTC), clock=time.monotonic())
 
 
-_results: list[TestResult] = []
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    collector = config.stash[COLLECTOR_KEY]
+    if hasattr(config, "workerinput") or not collector.results:
+        return  # not a conformance run (e.g. the project's selftests): pytest decides
+    settings, state = config.stash[SETTINGS_KEY], config.stash[STATE_KEY]
+    run = build(
+        load(),
+        collector.results,
+        info=run_info(settings, state["started"], time.monotonic() - state["clock"]),
+        capabilities=config.stash[CAPS_KEY],
+        baseline=config.stash[BASELINE_KEY],
+        baseline_file=str(settings.baseline or ""),
+        unattributed=collector.unattributed,
+    )
+    status = int(session.exitstatus)
+    if status in (0, 1):
+        session.exitstatus = run.gate.exit_status
+    elif status != run.gate.exit_status:  # interrupted, or stopped by a harness error
+        why = "harness error" if status == HARNESS_ERROR_EXIT else "interrupted"
+        run.gate = Gate(status, why, [f"the run stopped early (exit {status})"])
+    write_all(run, settings.report_dir)
+    state["run"] = run
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    if hasattr(config, "workerinput") or not _results:
-        return
-    reporting.terminal_summary(terminalreporter, _results)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    if hasattr(config, "workerinput") or not _results:
-        return
-    settings = config.stash[SETTINGS_KEY]
-    reporting.write_reports(settings, _results)
+    run = config.stash[STATE_KEY].get("run") if STATE_KEY in config.stash else None
+    if run is not None:
+        terminal_summary(terminalreporter, run, config.stash[SETTINGS_KEY].report_dir)

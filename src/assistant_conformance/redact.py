@@ -6,12 +6,18 @@ import re
 
 MASK = "[REDACTED]"
 _secrets: set[str] = set()
-_AUTH_HEADER = re.compile(r"(?i)(authorization\s*[:=]\s*['\"]?)(bearer\s+|basic\s+)?[^\s'\",}]+")
+# A credential after "Authorization:" (not the curl placeholder); stops before quotes and escapes
+# so that masking inside serialised JSON keeps it valid.
+_AUTH_HEADER = re.compile(
+    r"(?i)(authorization\s*[:=]\s*['\"]?)(?!(?:bearer\s+)?\$ASSISTANT_API_TOKEN)"
+    r"(bearer\s+|basic\s+)?[^\s'\",}\\]+"
+)
+MIN_SECRET_LENGTH = 8
 
 
 def register(secret: str | None) -> None:
     """Remember a secret (token, alt token, chat-kit client secret) so it is masked everywhere."""
-    if secret and len(secret) >= 4:
+    if secret and len(secret) >= MIN_SECRET_LENGTH:
         _secrets.add(secret)
 
 

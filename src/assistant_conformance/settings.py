@@ -72,7 +72,23 @@ OPTIONS = (
         "reports",
         str,
     ),
+    Option(
+        "--baseline",
+        "ASSISTANT_API_BASELINE",
+        "YAML file of known failures: requirement ID -> reason (and optional expires: YYYY-MM-DD)",
+    ),
+    Option(
+        "--unsupported",
+        "ASSISTANT_API_UNSUPPORTED",
+        "capability groups the target does not implement, comma-separated: "
+        "store, conversations, files, contexts, chatkit",
+        "",
+    ),
 )
+
+# Optional capability groups (--unsupported); capabilities.py maps them to catalogue sections.
+CAPABILITY_GROUPS = ("store", "conversations", "files", "contexts", "chatkit")
+_GROUP_ALIASES = {"chat-kit": "chatkit", "conversation": "conversations", "file": "files"}
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -115,6 +131,8 @@ class SuiteSettings:
     request_timeout: float
     process_timeout: float
     report_dir: Path
+    baseline: Path | None = None
+    unsupported: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteSettings:
@@ -133,6 +151,8 @@ class SuiteSettings:
                         f"{opt.flag} expects {opt.kind.__name__}, got {raw!r}"
                     ) from None
         values["report_dir"] = Path(values["report_dir"])
+        values["baseline"] = Path(values["baseline"]) if values["baseline"] else None
+        values["unsupported"] = _groups(values["unsupported"])
         settings = cls(**values)
         settings.validate()
         return settings
@@ -149,3 +169,16 @@ class SuiteSettings:
         for name in ("request_timeout", "process_timeout"):
             if getattr(self, name) <= 0:
                 raise OptionError(f"--{name.replace('_', '-')} must be positive")
+        if self.baseline and not self.baseline.is_file():
+            raise OptionError(f"--baseline: no such file {str(self.baseline)!r}")
+
+
+def _groups(raw: str) -> tuple[str, ...]:
+    names = [_GROUP_ALIASES.get(n, n) for n in (p.strip().lower() for p in raw.split(",")) if n]
+    unknown = [n for n in names if n not in CAPABILITY_GROUPS]
+    if unknown:
+        raise OptionError(
+            f"--unsupported: unknown capability group {unknown[0]!r} "
+            f"(known: {', '.join(CAPABILITY_GROUPS)})"
+        )
+    return tuple(dict.fromkeys(names))

@@ -31,8 +31,11 @@ def identifier(response: httpx.Response, name: str = "id") -> str:
     body = json_of(response)
     value = body.get(name) if isinstance(body, dict) else None
     findings.require(
-        SHAPE, isinstance(value, str) and value != "", f"a JSON object with a string {name!r}",
-        response, response,
+        SHAPE,
+        isinstance(value, str) and value != "",
+        f"a JSON object with a string {name!r}",
+        response,
+        response,
     )
     assert isinstance(value, str)
     return value
@@ -44,8 +47,11 @@ def items_of(response: httpx.Response, field: str = "items") -> list[Any]:
     if isinstance(body, dict):
         body = body.get(field)
     findings.require(
-        SHAPE, isinstance(body, list), f"a JSON array, or an object with an array {field!r}",
-        response, response,
+        SHAPE,
+        isinstance(body, list),
+        f"a JSON array, or an object with an array {field!r}",
+        response,
+        response,
     )
     assert isinstance(body, list)
     return body
@@ -59,8 +65,9 @@ def is_client_error(response: httpx.Response) -> bool:
     return 400 <= response.status_code < 500
 
 
-def poll(read: Callable[[], httpx.Response], done: Callable[[httpx.Response], bool],
-         timeout: float) -> tuple[httpx.Response, bool]:
+def poll(
+    read: Callable[[], httpx.Response], done: Callable[[httpx.Response], bool], timeout: float
+) -> tuple[httpx.Response, bool]:
     """Read until `done` holds or `timeout` seconds pass; answer the last read and whether done."""
     deadline = time.monotonic() + timeout
     while True:
@@ -85,6 +92,6 @@ def mismatches(sent: Any, got: Any, path: str = "") -> list[str]:
             else:
                 out += mismatches(value, got[key], where)
         return out
-    if sent != got or type(sent) is bool and type(got) is not bool:
+    if sent != got or (type(sent) is bool and type(got) is not bool):
         return [f"{path or 'body'}: sent {sent!r}, got {got!r}"]
     return []

@@ -19,11 +19,16 @@ from typing import Any
 
 import httpx
 
+from .. import redact
 from ..ledger import Ledger
 from . import is_success, json_of
 from .operations import MARKER_KEY, Operation
 
-THREADS, CONVERSATIONS, CONTEXT_FILES = "/api/ai/threads", "/api/ai/conversations", "/api/ai/contexts/file"
+THREADS, CONVERSATIONS, CONTEXT_FILES = (
+    "/api/ai/threads",
+    "/api/ai/conversations",
+    "/api/ai/contexts/file",
+)
 RUN_INPUT = {"messages": [{"role": "user", "content": "conformance check"}]}
 PAGE = {"limit": "100", "offset": "0"}
 # What an operation creates when it (wrongly) succeeds: the delete path of it, by operationId.
@@ -53,9 +58,13 @@ def created_path(op: Operation, response: httpx.Response) -> str | None:
 
 
 def track_created(ledger: Ledger, op: Operation, response: httpx.Response) -> None:
-    """A request that should have been refused but created something: have the ledger remove it."""
+    """A request that should have been refused but created something: have the ledger remove it,
+    and mask a chat-kit secret it answered (call before recording the response as evidence)."""
     if (path := created_path(op, response)) is not None:
         ledger.track("DELETE", path)
+    body = json_of(response) if is_success(response) and not op.streaming else None
+    if isinstance(body, dict) and isinstance(body.get("client_secret"), str):
+        redact.register(body["client_secret"])
 
 
 def _id(response: httpx.Response, name: str, what: str) -> str:
@@ -90,6 +99,12 @@ class Resources:
 
     # --- ids ---------------------------------------------------------------------------------
 
+    def isolated(self, op: Operation) -> Real:
+        """Real ids for a check that must see only its own request's effect: the target is created
+        anew for a delete (it may go) and for a thread (a refused PATCH that went through anyway
+        would change the metadata by which copies of the shared thread are found)."""
+        return self.real(op, fresh=op.method == "DELETE" or op.target == "thread_id")
+
     def real(self, op: Operation, *, fresh: bool = False, keep_last: bool = True) -> Real:
         """Real ids for `op`; `fresh`: its target is created anew (for deletes); not `keep_last`:
         the last parameter stays a placeholder (an unknown child in a real parent)."""
@@ -97,7 +112,8 @@ class Resources:
         ids: dict[str, str] = {}
         for key in keys:
             if key == "feedback_id":
-                continue  # no operation of the document creates a feedback
+                ids.update(self._feedback(ids))
+                continue
             kind = f"kb:{op.path.split('/{')[0]}" if key == "kb" else key
             if fresh and key == op.target:
                 ids[key] = self._create(kind, ids)
@@ -134,20 +150,26 @@ class Resources:
         api = self.api
         if kind == "thread_id":
             marker = f"{self.marker}-{secrets.token_hex(3)}"
-            thread = _id(api.post(THREADS, json={"metadata": {MARKER_KEY: marker}}), "thread_id", "a thread")
+            thread = _id(
+                api.post(THREADS, json={"metadata": {MARKER_KEY: marker}}), "thread_id", "a thread"
+            )
             self.ledger.track("DELETE", f"{THREADS}/{thread}")
             self._markers[thread] = marker
             return thread
         if kind == "run_id":
             return self._run(ids.get("thread_id") or self._get("thread_id", ids))
         if kind == "conversation_id":
-            conversation = _id(api.post(CONVERSATIONS, json={"title": self.marker}), "id", "a conversation")
+            conversation = _id(
+                api.post(CONVERSATIONS, json={"title": self.marker}), "id", "a conversation"
+            )
             self.ledger.track("DELETE", f"{CONVERSATIONS}/{conversation}")
             return conversation
         if kind == "message_id":
             conversation = ids.get("conversation_id") or self._get("conversation_id", ids)
             body = {"role": "user", "content": self.marker}
-            return _id(api.post(f"{CONVERSATIONS}/{conversation}/messages", json=body), "id", "a message")
+            return _id(
+                api.post(f"{CONVERSATIONS}/{conversation}/messages", json=body), "id", "a message"
+            )
         if kind.startswith("kb:"):
             return self._kb(kind.removeprefix("kb:"))
         if kind == "context_file":
@@ -168,17 +190,36 @@ class Resources:
         if assistant is None:
             raise Unavailable("no assistant to run")
         body = {"assistant_id": assistant, "input": RUN_INPUT}
-        waited = self.api.post(f"{THREADS}/{thread}/runs/wait", json=body, timeout=self.process_timeout)
+        waited = self.api.post(
+            f"{THREADS}/{thread}/runs/wait", json=body, timeout=self.process_timeout
+        )
         runs = json_of(self.api.get(f"{THREADS}/{thread}/runs", params=PAGE))
-        found = [r.get("run_id") for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+        found = (
+            [r.get("run_id") for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+        )
         if not is_success(waited) or not found or not isinstance(found[0], str):
-            raise Unavailable(f"cannot create a finished run: runs/wait answered HTTP {waited.status_code}")
+            raise Unavailable(
+                f"cannot create a finished run: runs/wait answered HTTP {waited.status_code}"
+            )
         return found[0]
+
+    def _feedback(self, ids: Mapping[str, str]) -> dict[str, str]:
+        """A feedback on the message, where the target can create one: no operation of the
+        document does, so this tries the deployed servers' `POST .../feedbacks` and otherwise
+        leaves the feedback id a placeholder."""
+        path = f"{CONVERSATIONS}/{ids['conversation_id']}/messages/{ids['message_id']}/feedbacks"
+        response = self.api.post(path, json={"rating": "like", "content": self.marker})
+        try:
+            return {"feedback_id": _id(response, "id", "a feedback")}
+        except Unavailable:
+            return {}
 
     def _kb(self, prefix: str) -> str:
         kb_id = _id(self.api.post(prefix, json={"name": self.marker}), "id", "a knowledge base")
         self.ledger.track("DELETE", f"{prefix}/{kb_id}")
-        docs = json_of(self.api.post(f"{prefix}/{kb_id}/bulk", json=[{"name": self.marker, "content": "x"}]))
+        docs = json_of(
+            self.api.post(f"{prefix}/{kb_id}/bulk", json=[{"name": self.marker, "content": "x"}])
+        )
         first = docs[0] if isinstance(docs, list) and docs else None
         if isinstance(first, dict) and isinstance(first.get("id"), str):
             self._docs[kb_id] = first["id"]
@@ -186,37 +227,48 @@ class Resources:
 
     # --- what a client can see of them ---------------------------------------------------------
 
-    def snapshot(self, op: Operation, ids: Mapping[str, str], *, after: bool = False) -> dict[str, Any]:
-        """What the owner reads of the resources `ids` names. A context file has no read in the
-        document: `after` deletes it with the owner's credential, which succeeds only if it is there."""
-        reads: dict[str, tuple[str, str, Any]] = {}
-        thread, run = ids.get("thread_id"), ids.get("run_id")
-        conversation, message = ids.get("conversation_id"), ids.get("message_id")
-        if thread:
-            reads["thread"] = ("GET", f"{THREADS}/{thread}", None)
-            reads["state"] = ("GET", f"{THREADS}/{thread}/state", None)
-            reads["runs"] = ("GET", f"{THREADS}/{thread}/runs", PAGE)
-            search = {"metadata": {MARKER_KEY: self._markers.get(thread, "")}, "limit": 100}
-            reads["threads with its metadata"] = ("POST", f"{THREADS}/search", search)
-        if thread and run:
-            reads["run"] = ("GET", f"{THREADS}/{thread}/runs/{run}", None)
-        if conversation:
-            reads["conversation"] = ("GET", f"{CONVERSATIONS}/{conversation}", None)
-            reads["messages"] = ("GET", f"{CONVERSATIONS}/{conversation}/messages", PAGE)
-        if conversation and message:
-            path = f"{CONVERSATIONS}/{conversation}/messages/{message}"
-            reads["message"] = ("GET", path, None)
-            reads["feedbacks"] = ("GET", f"{path}/feedbacks", None)
-        if kb := ids.get("kb"):
-            doc = self._docs.get(kb, "")
-            reads["documents"] = ("GET", f"{op.path.split('/{')[0]}/{kb}/status", {"ids": doc})
-        seen = {name: self._read(*read) for name, read in reads.items()}
-        if file_id := ids.get("context_file"):
-            deleted = self.api.delete(f"{CONTEXT_FILES}/{file_id}") if after else None
-            seen["context file"] = "present" if deleted is None or is_success(deleted) else (
-                f"gone: the owner's delete answered HTTP {deleted.status_code}"
+    def snapshot(
+        self, op: Operation, ids: Mapping[str, str], *, after: bool = False
+    ) -> dict[str, Any]:
+        """What the owner reads of the resource `op` acts on (its last path parameter; a feedback
+        is read through its message's list). A context file has no read in the document: `after`
+        deletes it with the owner's credential, which succeeds only if it is still there."""
+        seen = {name: self._read(*read) for name, read in self._reads(op, ids).items()}
+        if op.target == "context_file":
+            deleted = self.api.delete(f"{CONTEXT_FILES}/{ids['context_file']}") if after else None
+            seen["context file"] = (
+                "present"
+                if deleted is None or is_success(deleted)
+                else (f"gone: the owner's delete answered HTTP {deleted.status_code}")
             )
         return seen
+
+    def _reads(self, op: Operation, ids: Mapping[str, str]) -> dict[str, tuple[str, str, Any]]:
+        thread, conversation = ids.get("thread_id"), ids.get("conversation_id")
+        if op.target == "thread_id":
+            search = {"metadata": {MARKER_KEY: self._markers.get(str(thread), "")}, "limit": 100}
+            return {
+                "thread": ("GET", f"{THREADS}/{thread}", None),
+                "state": ("GET", f"{THREADS}/{thread}/state", None),
+                "runs": ("GET", f"{THREADS}/{thread}/runs", PAGE),
+                "threads with its metadata": ("POST", f"{THREADS}/search", search),
+            }
+        if op.target == "run_id":
+            return {"run": ("GET", f"{THREADS}/{thread}/runs/{ids['run_id']}", None)}
+        if op.target == "conversation_id":
+            return {
+                "conversation": ("GET", f"{CONVERSATIONS}/{conversation}", None),
+                "messages": ("GET", f"{CONVERSATIONS}/{conversation}/messages", PAGE),
+            }
+        if op.target in ("message_id", "feedback_id"):
+            path = f"{CONVERSATIONS}/{conversation}/messages/{ids['message_id']}"
+            return {"message": ("GET", path, None), "feedbacks": ("GET", f"{path}/feedbacks", None)}
+        if op.target == "kb":
+            doc = self._docs.get(ids["kb"], "")
+            return {
+                "documents": ("GET", f"{op.path.split('/{')[0]}/{ids['kb']}/status", {"ids": doc})
+            }
+        return {}
 
     def _read(self, method: str, url: str, data: Any) -> Any:
         if method == "GET":
@@ -231,5 +283,8 @@ class Resources:
 
 def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """What differs between two snapshots, one line per read."""
-    return [f"{name}: {before.get(name)!r} -> {after.get(name)!r}"[:400]
-            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
+    return [
+        f"{name}: {before.get(name)!r} -> {after.get(name)!r}"[:400]
+        for name in sorted(set(before) | set(after))
+        if before.get(name) != after.get(name)
+    ]

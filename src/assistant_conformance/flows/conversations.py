@@ -59,8 +59,10 @@ def total_of(response: httpx.Response) -> Any:
     return body.get("total") if isinstance(body, dict) else None
 
 
-def search_finds(api: httpx.Client, conversation_id: str, title: str) -> tuple[bool, httpx.Response]:
-    """Search by title (TypeORM-style, as deployed), then with no filter; whether either finds it."""
+def search_finds(
+    api: httpx.Client, conversation_id: str, title: str
+) -> tuple[bool, httpx.Response]:
+    """Search by title (TypeORM style, as deployed), then unfiltered; whether either finds it."""
     response = api.post(f"{BASE}/search", json={"where": {"title": title}, "take": 100})
     if response.status_code < 300 and conversation_id in ids_in(items_of(response)):
         return True, response

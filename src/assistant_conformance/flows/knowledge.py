@@ -28,7 +28,7 @@ def other(prefix: str) -> str:
 
 
 def kb_body(run_prefix: str, label: str = "kb", *, variant: int = 0) -> dict[str, Any]:
-    """A Knowledgebase (interface 2.1) with every field set to a valid value; `variant` changes each."""
+    """A Knowledgebase (interface 2.1), every field valid; each `variant` changes every field."""
     permission = ("organization", "public", "private")[variant % 3]
     return {
         "workspaceId": str(uuid.uuid4()),
@@ -38,7 +38,11 @@ def kb_body(run_prefix: str, label: str = "kb", *, variant: int = 0) -> dict[str
         "permission": permission,
         "type": "standard",
         "recall": {"topK": 5 + variant, "score": 0.25 + variant / 10},
-        "parserConfig": {"chunkSize": 120 + variant, "chunkOverlap": 10 + variant, "delimiter": "\n\n ."},
+        "parserConfig": {
+            "chunkSize": 120 + variant,
+            "chunkOverlap": 10 + variant,
+            "delimiter": "\n\n .",
+        },
         "integrationId": str(uuid.uuid4()),
         "extKnowledgebaseId": f"{run_prefix}-ext-{variant}",
         "copilotModel": {
@@ -143,7 +147,9 @@ def poll_until_terminal(
 def expect_exact(response: httpx.Response, requested: list[str]) -> bool:
     """KB-STATUS-EXACT: the answer holds each requested document once, and no other."""
     body = json_of(response)
-    answered = [e.get("id") for e in body if isinstance(e, dict)] if isinstance(body, list) else None
+    answered = (
+        [e.get("id") for e in body if isinstance(e, dict)] if isinstance(body, list) else None
+    )
     return findings.expect(
         "KB-STATUS-EXACT",
         answered is not None and sorted(answered, key=str) == sorted(requested),
@@ -154,10 +160,9 @@ def expect_exact(response: httpx.Response, requested: list[str]) -> bool:
 
 
 def read_kb(api: httpx.Client, prefix: str, kb_id: str) -> dict[str, Any] | None:
-    """The knowledge base as a read answers it, where the target has a read (not in the contract)."""
+    """The knowledge base as read back, where the target has a read (none in the contract)."""
     response = api.get(f"{prefix}/{kb_id}")
     body = json_of(response)
     if response.status_code == 200 and isinstance(body, dict) and body.get("id") == kb_id:
         return body
     return None
-

@@ -79,7 +79,9 @@ class Operation:
 
     def key(self, param: str) -> str:
         """The key of `param` in an ids mapping (`id` is keyed by the resource it names)."""
-        return self.id_kind or param if param == "id" else param
+        if param == "id" and self.id_kind is not None:
+            return self.id_kind
+        return param
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""Thread and run flows (interface 4.4 and 6): threads, runs, their streams, and where ids come from.
+"""Thread and run flows (interface 4.4 and 6): threads, runs, streams, and where ids come from.
 
 The contract names no event, payload or run status. The suite reads LangGraph's shapes where a
 server offers them and falls back on what any server must offer:
@@ -69,10 +69,20 @@ def assistant_id(api: httpx.Client) -> str:
     if key not in _assistants:
         response = api.post("/api/ai/assistants/search", json={"limit": 100, "offset": 0})
         body = json_of(response)
-        found = body if isinstance(body, list) else (body or {}).get("items") if isinstance(body, dict) else None
-        usable = [a for a in found or [] if isinstance(a, dict) and isinstance(a.get("assistant_id"), str)]
+        found = (
+            body
+            if isinstance(body, list)
+            else (body or {}).get("items")
+            if isinstance(body, dict)
+            else None
+        )
+        usable = [
+            a for a in found or [] if isinstance(a, dict) and isinstance(a.get("assistant_id"), str)
+        ]
         if not is_success(response) or not usable:
-            raise findings.Blocked(f"no assistant to run: assistants search answered {response.status_code}")
+            raise findings.Blocked(
+                f"no assistant to run: assistants search answered {response.status_code}"
+            )
         echo = [a for a in usable if "echo" in f"{a.get('graph_id')} {a.get('name')}".lower()]
         _assistants[key] = (echo or usable)[0]["assistant_id"]
     return _assistants[key]
@@ -119,7 +129,9 @@ def runs_url(thread_id: str, run_id: str = "", tail: str = "") -> str:
 def list_run_ids(api: httpx.Client, thread_id: str) -> list[str]:
     response = api.get(runs_url(thread_id), params={"limit": 1000, "offset": 0})
     runs = list_of(json_of(response)) if is_success(response) else None
-    return [r["run_id"] for r in runs or [] if isinstance(r, dict) and isinstance(r.get("run_id"), str)]
+    return [
+        r["run_id"] for r in runs or [] if isinstance(r, dict) and isinstance(r.get("run_id"), str)
+    ]
 
 
 def run_id_in(events: Iterable[SseEvent], headers: dict[str, str]) -> str | None:
@@ -139,7 +151,10 @@ def run_id_in(events: Iterable[SseEvent], headers: dict[str, str]) -> str | None
 
 
 def find_run_id(
-    api: httpx.Client, thread_id: str, events: Iterable[SseEvent], headers: dict[str, str],
+    api: httpx.Client,
+    thread_id: str,
+    events: Iterable[SseEvent],
+    headers: dict[str, str],
     known: Iterable[str] = (),
 ) -> str:
     """The run a stream or wait started: announced by it, else the one new run of the thread."""
@@ -192,14 +207,17 @@ def shown(events: Iterable[SseEvent]) -> list[str]:
 
 
 def check_stream(read: StreamRead | LiveStream, status: int) -> None:
-    """Record the stream's status (RUN-STATUS) and type (RUN-STREAM-CONTENT-TYPE); go on after any 2xx."""
+    """Record RUN-STATUS and RUN-STREAM-CONTENT-TYPE of a stream; go on after any 2xx."""
     code = read.status or 0
     findings.expect("RUN-STATUS", code == status, f"HTTP {status}", f"HTTP {code}", read.exchange)
     if not 200 <= code < 300:
         raise findings.Blocked(f"the stream answered HTTP {code}")
     findings.expect(
-        "RUN-STREAM-CONTENT-TYPE", read.content_type.split(";")[0].strip().lower() == "text/event-stream",
-        "Content-Type text/event-stream", read.content_type or "(none)", read.exchange,
+        "RUN-STREAM-CONTENT-TYPE",
+        read.content_type.split(";")[0].strip().lower() == "text/event-stream",
+        "Content-Type text/event-stream",
+        read.content_type or "(none)",
+        read.exchange,
     )
 
 
@@ -207,8 +225,11 @@ def check_event_ids(events: list[SseEvent], what: str, exchange: Exchange | None
     """RUN-STREAM-EVENT-IDS: every event carried its own non-empty `id:`."""
     missing = [f"#{i} {e.event}" for i, e in enumerate(events) if not (e.own_id and e.id)]
     return findings.expect(
-        "RUN-STREAM-EVENT-IDS", not missing, f"every event of {what} has its own id",
-        f"events without an id: {missing[:10]}", exchange,
+        "RUN-STREAM-EVENT-IDS",
+        not missing,
+        f"every event of {what} has its own id",
+        f"events without an id: {missing[:10]}",
+        exchange,
     )
 
 
@@ -240,7 +261,9 @@ class LiveStream:
         started = time.monotonic()
         headers = {"Accept": "text/event-stream", **self.headers}
         try:
-            with self.client.stream(self.method, self.url, headers=headers, json=self.json_body) as response:
+            with self.client.stream(
+                self.method, self.url, headers=headers, json=self.json_body
+            ) as response:
                 self.status, self.response_headers = response.status_code, dict(response.headers)
                 self.content_type = response.headers.get("content-type", "")
                 self.exchange = Exchange.of(response, body_text="(streamed body)")
@@ -269,7 +292,7 @@ class LiveStream:
         return len(self.events) >= count
 
     def finish(self, timeout: float) -> bool:
-        """Wait up to `timeout` for the server to end the stream; then stop reading. True if it ended."""
+        """Wait up to `timeout` for the server to end the stream, then stop; True if it ended."""
         self._done.wait(timeout)
         ended = self._done.is_set() and self.closed_by_server
         self._stop.set()

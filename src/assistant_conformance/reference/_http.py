@@ -41,7 +41,25 @@ async def read_json(request: Request) -> Any:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except (ValueError, RecursionError, UnicodeError):
         bad_request("body is not valid JSON")
+    if _depth(data) > MAX_DEPTH:
+        bad_request(f"body nests deeper than {MAX_DEPTH} levels")
     return data
+
+
+MAX_DEPTH = 64  # keeps every later recursive walk (filters, JSON encoding) far from the limit
+
+
+def _depth(data: Any) -> int:
+    """Nesting depth of a JSON value, computed without recursion."""
+    deepest, pending = 0, [(data, 1)]
+    while pending:
+        value, level = pending.pop()
+        deepest = max(deepest, level)
+        if isinstance(value, dict):
+            pending.extend((v, level + 1) for v in value.values())
+        elif isinstance(value, list):
+            pending.extend((v, level + 1) for v in value)
+    return deepest
 
 
 async def parse_body(request: Request, model: type[M]) -> M:

@@ -31,12 +31,12 @@ def respond(content: Any, status: int = 200) -> JSONResponse:
 
 
 async def json_body(request: Request, *, required: bool) -> Any:
-    """The parsed JSON body; None for an absent (or `null`) optional body."""
+    """The parsed JSON body. An absent optional body reads as `{}`; `null` is never a body."""
     raw = await request.body()
     if not raw.strip():
         if required:
             bad_request("request body is required")
-        return None
+        return {}
     try:
         value = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
@@ -44,8 +44,8 @@ async def json_body(request: Request, *, required: bool) -> Any:
     except (ValueError, RecursionError):  # also huge integer literals and absurd nesting
         bad_request("request body is not valid JSON")
     _check_tree(value)
-    if value is None and required:
-        bad_request("request body is required")
+    if value is None:
+        bad_request("request body must not be null")
     return value
 
 
@@ -111,9 +111,13 @@ def number(value: Any, name: str) -> int | float:
     return value
 
 
-def whole_number(value: Any, name: str) -> int:
-    """A number read as a count: fractions are cut, negatives count as 0 (bounds are not shown)."""
-    return max(0, int(number(value, name)))
+def count(value: Any, name: str) -> int:
+    """An integer (2.0 is one too, as in JSON Schema) read as a count; negatives count as 0."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        bad_request(f"{name} must be an integer")
+    return max(0, value)
 
 
 def any_object(value: Any, name: str) -> dict[str, Any]:
@@ -124,13 +128,6 @@ def any_object(value: Any, name: str) -> dict[str, Any]:
 
 def any_json(value: Any, name: str) -> Any:
     return value
-
-
-def nullable(check: Check) -> Check:
-    def check_or_null(value: Any, name: str) -> Any:
-        return None if value is None else check(value, name)
-
-    return check_or_null
 
 
 def obj(fields: Mapping[str, Check]) -> Check:

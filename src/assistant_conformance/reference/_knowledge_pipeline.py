@@ -28,6 +28,13 @@ JOB = "knowledge_job"
 STEP_SECONDS = int(os.environ.get("ASSISTANT_REFERENCE_KB_STEP_MS", "30")) / 1000
 
 NO_CONTENT = "document has no text content to process"
+RESTART = {
+    "status": "running",
+    "progress": 0,
+    "processMsg": None,
+    "chunkNum": None,
+    "tokenNum": None,
+}
 
 
 class _Gone(Exception):
@@ -39,7 +46,7 @@ def start(ctx: Context, owner: str, doc: Doc) -> Doc:
     # The job first: a crash between the two writes leaves a job to resume, not a stuck document.
     job = {"documentId": doc["id"], "owner": owner}
     ctx.db.put(JOB, doc["id"], owner, job, parent=doc["knowledgebaseId"])
-    doc = _update(ctx, owner, doc["id"], status="running", progress=0, processMsg=None)
+    doc = _update(ctx, owner, doc["id"], **RESTART)
     _launch(ctx, owner, doc["id"])
     return doc
 
@@ -55,7 +62,7 @@ async def resume_all(ctx: Context) -> None:
     """Process again every document whose job did not finish before the last shutdown."""
     for job_id, owner in _pending_jobs(ctx):
         try:
-            _update(ctx, owner, job_id, status="running", progress=0, processMsg=None)
+            _update(ctx, owner, job_id, **RESTART)
         except _Gone:
             ctx.db.delete(JOB, job_id, owner=None)
             continue

@@ -22,13 +22,12 @@ from ._input import (
     any_json,
     any_object,
     clean,
+    count,
     json_body,
-    nullable,
     one_of,
     query_number,
     respond,
     string,
-    whole_number,
 )
 from .context import context, new_id, now_iso, principal
 from .db import Doc
@@ -38,14 +37,13 @@ CONVERSATION = "conversation"
 MESSAGE = "conversation_message"
 FEEDBACK = "message_feedback"
 
-# Nullable: a PATCH with null clears a field, and an answer can be sent back as it came.
-CONVERSATION_FIELDS = {
-    "threadId": nullable(string),
-    "title": nullable(string),
+CONVERSATION_FIELDS: dict[str, Check] = {
+    "threadId": string,
+    "title": string,
     "status": string,
-    "from": nullable(string),
-    "options": nullable(any_object),
-    "xpertId": nullable(string),
+    "from": string,
+    "options": any_object,
+    "xpertId": string,
 }
 CONVERSATION_DEFAULTS = {
     "threadId": None,
@@ -55,17 +53,17 @@ CONVERSATION_DEFAULTS = {
     "options": None,
     "xpertId": None,
 }
-MESSAGE_FIELDS = {"role": string, "content": any_json, "status": string}
+MESSAGE_FIELDS: dict[str, Check] = {"role": string, "content": any_json, "status": string}
 MESSAGE_DEFAULTS = {"role": "user", "content": "", "status": "success"}
-FEEDBACK_FIELDS = {"rating": one_of("like", "dislike"), "content": string}
-PAGING_FIELDS: dict[str, Check] = {name: whole_number for name in ("limit", "offset", "take", "skip")}
+FEEDBACK_FIELDS: dict[str, Check] = {"rating": one_of("like", "dislike"), "content": string}
+PAGING_FIELDS: dict[str, Check] = {name: count for name in ("limit", "offset", "take", "skip")}
 
 router = APIRouter(prefix="/api/ai", tags=["AI/Conversations"])
 
 
 @router.post("/conversations", status_code=201)
 async def create_conversation(request: Request) -> JSONResponse:
-    fields = clean(_object_or_empty(await json_body(request, required=False)), CONVERSATION_FIELDS)
+    fields = clean(await json_body(request, required=False), CONVERSATION_FIELDS)
     now = now_iso()
     conversation = {"id": new_id(), **CONVERSATION_DEFAULTS, **fields}
     conversation.update(createdAt=now, updatedAt=now)
@@ -87,7 +85,7 @@ async def get_conversation(conversation_id: str, request: Request) -> JSONRespon
 
 @router.patch("/conversations/{conversation_id}")
 async def update_conversation(conversation_id: str, request: Request) -> JSONResponse:
-    fields = clean(_object_or_empty(await json_body(request, required=False)), CONVERSATION_FIELDS)
+    fields = clean(await json_body(request, required=False), CONVERSATION_FIELDS)
     conversation = {**_conversation(request, conversation_id), **fields, "updatedAt": now_iso()}
     context(request).db.put(CONVERSATION, conversation_id, principal(request), conversation)
     return respond(conversation)
@@ -116,7 +114,7 @@ async def list_messages(
 
 @router.post("/conversations/{conversation_id}/messages", status_code=201)
 async def create_message(conversation_id: str, request: Request) -> JSONResponse:
-    fields = clean(_object_or_empty(await json_body(request, required=False)), MESSAGE_FIELDS)
+    fields = clean(await json_body(request, required=False), MESSAGE_FIELDS)
     _conversation(request, conversation_id)
     now = now_iso()
     message = {"id": new_id(), "conversationId": conversation_id, **MESSAGE_DEFAULTS, **fields}
@@ -176,13 +174,8 @@ async def delete_feedback(
     return respond({"raw": [], "affected": 1})
 
 
-def _object_or_empty(body: Any) -> Any:
-    return {} if body is None else body
-
-
 def _search_query(body: Any, filters: dict[str, Check]) -> dict[str, Any]:
     """Filters and paging from a search body: flat, or inside `where` (TypeORM style)."""
-    body = _object_or_empty(body)
     query = clean(body, {**filters, **PAGING_FIELDS})
     if "where" in body:
         query = {**clean(body["where"], filters, "where"), **query}

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
@@ -52,5 +53,21 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(400, _describe(list(exc.errors())))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            headers = {**(headers or {}), "Allow": _allowed_methods(request)}
+        return error_response(exc.status_code, str(exc.detail), headers)
+
+
+def _allowed_methods(request: Request) -> str:
+    """The methods of the path. Starlette's 405 names only the first route's, and here each method
+    of a path is a route of its own. A literal path (`/conversations/search`) wins over a template
+    that also matches it (`/conversations/{conversation_id}`)."""
+    by_params: dict[int, set[str]] = {}
+    for route in iter_route_contexts(request.app.router.routes):  # flattens included routers
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(request.scope["path"]):
+            params = str(route.path_format).count("{")
+            by_params.setdefault(params, set()).update(route.methods or ())
+    return ", ".join(sorted(by_params[min(by_params)])) if by_params else ""

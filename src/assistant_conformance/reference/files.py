@@ -69,7 +69,7 @@ async def download_file(file_id: str, request: Request) -> FileResponse:
 @router.post("/v1/chatkit/sessions", status_code=201, tags=["AI/v1"])
 async def create_chatkit_session(request: Request) -> JSONResponse:
     body = await json_body(request, required=False)
-    fields = clean({} if body is None else body, {"expires_after": _expires_after})
+    fields = clean(body, {"expires_after": _expires_after})
     expires_after = fields.get("expires_after", DEFAULT_EXPIRES_AFTER)
     secret = "ck_" + secrets.token_urlsafe(32)
     expires_at = time.time() + expires_after

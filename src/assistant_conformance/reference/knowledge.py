@@ -3,8 +3,9 @@
 One store behind both prefixes, `/api/ai/v1/kb` and `/api/ai/knowledges`: the same handlers are
 mounted twice, so a knowledge base created under one prefix is used under the other.
 
-Extensions outside the contract: `GET <P>/{id}` answers the knowledge base, and
-`GET <P>/{id}/documents` its documents as `{items, total}` (with `chunkNum` and `tokenNum`).
+Extensions outside the contract: `GET <P>/{id}` answers the knowledge base (the suite reads it
+back where a target has it), and `GET <P>/{id}/documents` its documents as `{items, total}` (with
+`chunkNum` and `tokenNum`).
 
 Processing (`POST <P>/{id}/process`) runs in the background, see `_knowledge_pipeline`.
 """
@@ -18,6 +19,7 @@ from fastapi.responses import JSONResponse
 
 from . import _knowledge_pipeline as pipeline
 from ._input import (
+    Check,
     any_object,
     clean,
     json_body,
@@ -31,11 +33,11 @@ from ._input import (
 from ._knowledge_pipeline import DOC, JOB, KB
 from .context import Context, context, new_id, now_iso, principal
 from .db import Doc
-from .errors import bad_request, not_found
+from .errors import ApiError, bad_request, not_found
 
 PARSER_CONFIG = obj({"chunkSize": number, "chunkOverlap": number, "delimiter": string})
 
-KNOWLEDGEBASE_FIELDS = {
+KNOWLEDGEBASE_FIELDS: dict[str, Check] = {
     "workspaceId": uuid_string,
     "name": string,
     "description": string,
@@ -49,7 +51,7 @@ KNOWLEDGEBASE_FIELDS = {
 }
 KNOWLEDGEBASE_DEFAULTS = {"permission": "private", "recall": {"topK": 10}}
 
-DOCUMENT_FIELDS = {
+DOCUMENT_FIELDS: dict[str, Check] = {
     "name": string,
     "sourceType": string,
     "category": one_of("text", "image", "audio", "video", "sheet", "other"),
@@ -176,7 +178,8 @@ def _knowledgebase(request: Request, kb_id: str) -> Doc:
 def _document_of(ctx: Context, owner: str, kb_id: str, doc_id: str) -> Doc:
     doc = ctx.db.get(DOC, doc_id, owner)
     if doc is None or doc["knowledgebaseId"] != kb_id:
-        bad_request(f"{doc_id!r} is not a document of knowledge base {kb_id!r}")
+        # 404 like any unknown id: the body is well-formed, the document just is not there.
+        raise ApiError(404, f"{doc_id!r} is not a document of knowledge base {kb_id!r}")
     return doc
 
 

@@ -1,7 +1,14 @@
 """Routes of the reference server: threads, their state and history, runs, assistants, the store.
 
 Threads, runs and checkpoints follow LangGraph's shapes (see _records.py); runs execute in the
-background engine (_engine.py) with agents from a fixed catalogue (_agents.py).
+background engine (_engine.py) with agents from a fixed catalogue (_agents.py): graph "echo"
+(assistant e809e711-7ffe-5960-821d-7d83c173c321) and graph "counter" (assistant
+3c2ddcc0-8014-58a3-be2e-582ab4be4c07); either id or graph name works as a run's assistant_id.
+
+A run's stream: `metadata` {run_id, attempt}, then the agent's `values`, `messages`, `updates`,
+`custom` events (those its stream_mode asks for; all four when it names none), then `end`
+(preceded by `error` {error, message} when the run fails or the server stopped under it).
+Frames are `id: N` (the event's sequence number in the run, 1, 2, ...), `event:`, `data:` JSON.
 """
 
 from __future__ import annotations
@@ -115,8 +122,9 @@ async def read_thread(request: Request, thread_id: str) -> Doc:
 @router.patch("/threads/{thread_id}")
 async def patch_thread(request: Request, thread_id: str) -> Doc:
     db = context(request).db
-    thread = get_thread(db, principal(request), thread_id)
     options = await parse_body(request, ThreadPatch)
+    # Read after the last await, so a run finishing meanwhile is not overwritten.
+    thread = get_thread(db, principal(request), thread_id)
     metadata = {**thread["metadata"], **(options.metadata or {})}
     return public(save_thread(db, thread, metadata=metadata))
 
@@ -168,8 +176,8 @@ async def read_state_at(request: Request, thread_id: str, checkpoint_id: str) ->
 @router.post("/threads/{thread_id}/state", status_code=201)
 async def update_state(request: Request, thread_id: str) -> Doc:
     db = context(request).db
-    thread = get_thread(db, principal(request), thread_id)
     options = await parse_body(request, StateUpdate)
+    thread = get_thread(db, principal(request), thread_id)
     if thread["status"] == "busy":
         raise ApiError(409, f"thread {thread_id!r} is busy with a run")
     history = checkpoints(db, thread_id)
@@ -226,4 +234,6 @@ async def on_startup(ctx: Context) -> None:
 
 
 async def on_shutdown(ctx: Context) -> None:
-    await engine_of(ctx).stop()
+    engine = ctx.extras.get("run_engine")
+    if isinstance(engine, RunEngine):
+        await engine.stop()

@@ -1,0 +1,173 @@
+"""Reports: every file written from one result model, the JSON valid against its shipped schema,
+a self-contained HTML page, JUnit and Allure labelled by requirement, documented exit codes, and
+no token in anything the run writes."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+
+import jsonschema
+import pytest
+from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
+
+from assistant_conformance.catalogue import load
+from assistant_conformance.reference import embedded
+from assistant_conformance.report.document import schema
+
+REPORT_FILES = ("conformance.json", "conformance.md", "conformance.html", "junit.xml")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[embedded.RunningServer]:
+    running = embedded.start([TOKEN, ALT_TOKEN], tmp_path_factory.mktemp("ref") / "ref.db")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def passing(server: embedded.RunningServer, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return run_tiny_suite(tmp_path_factory.mktemp("passing"), server.base_url)
+
+
+@pytest.fixture(scope="module")
+def failing(server: embedded.RunningServer, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """A failed MUST (THR-STATUS), a warned SHOULD (AUTH-401), a skip, chat-kit declared off."""
+    workdir = tmp_path_factory.mktemp("failing")
+    return run_tiny_suite(
+        workdir, server.base_url, "--unsupported", "chatkit", must_status=418, should_status=403
+    )
+
+
+def test_conformant_run_exits_0_with_every_report(passing: Run) -> None:
+    assert passing.returncode == 0, passing.output
+    for name in REPORT_FILES:
+        assert (passing.report_dir / name).is_file(), name
+    assert any((passing.report_dir / "allure-results").glob("*-result.json"))
+    doc = passing.document()
+    assert doc["result"] == {"exit_status": 0, "outcome": "conformant", "problems": []}
+    assert passing.verdicts()["THR-STATUS"] == "pass"
+    assert passing.verdicts()["CHATKIT-STATUS"] == "pass"
+    assert doc["capabilities"]["chatkit"] == {
+        "status": "supported",
+        "how": "probed",
+        "evidence": ["POST /api/ai/v1/chatkit/sessions -> 201"],
+    }
+    assert "result: conformant (exit 0)" in passing.output
+
+
+def test_violation_exits_1_with_fail_warn_skip_and_unsupported(failing: Run) -> None:
+    assert failing.returncode == 1, failing.output
+    verdicts = failing.verdicts()
+    assert verdicts["THR-STATUS"] == "fail"
+    assert verdicts["AUTH-401"] == "warn"
+    assert verdicts["AUTH-MISSING-REJECTED"] == "pass"
+    assert verdicts["ROBUST-UNKNOWN-ID-404"] == "skip"
+    assert verdicts["CHATKIT-STATUS"] == verdicts["CHATKIT-SECRET"] == "unsupported"
+    assert verdicts["ASST-STATUS"] == "untested"
+    doc = failing.document()
+    assert doc["result"]["problems"] == ["THR-STATUS (MUST) fails"]
+    assert doc["certification"]["parts"]["chatkit"] == "unsupported"
+    assert doc["certification"]["level"] == "none"  # core fails
+    skipped = next(r for r in doc["requirements"] if r["id"] == "ROBUST-UNKNOWN-ID-404")
+    assert skipped["reason"] == "not applicable to this target"
+
+
+@pytest.mark.parametrize("run_name", ["passing", "failing"])
+def test_json_validates_against_the_shipped_schema(run_name: str, request) -> None:
+    run: Run = request.getfixturevalue(run_name)
+    jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker()).validate(
+        run.document()
+    )
+
+
+def test_json_identifies_the_run_and_carries_evidence(failing: Run, server) -> None:
+    doc = failing.document()
+    assert doc["target"] == server.base_url
+    assert re.fullmatch(r"[0-9a-f]{64}", doc["spec"]["openapi_sha256"])
+    assert doc["options"]["unsupported"] == ["chatkit"]
+    assert len(doc["requirements"]) == len(load().requirements)
+    (finding,) = next(r for r in doc["requirements"] if r["id"] == "THR-STATUS")["findings"]
+    assert finding["expected"] == "HTTP 418"
+    assert finding["actual"].startswith("HTTP 200")
+    assert finding["evidence"]["request"]["headers"]["authorization"] == "[REDACTED]"
+    assert finding["evidence"]["curl"].startswith("curl -sS -X POST ")
+
+
+def test_markdown_lists_what_fails_and_warns(failing: Run) -> None:
+    text = (failing.report_dir / "conformance.md").read_text()
+    assert text.startswith("## ❌ API conformance: not conformant (exit 1)")
+    assert "| `THR-STATUS` | MUST | fail | HTTP 418 | HTTP 200" in text
+    assert "| `AUTH-401` | SHOULD | warn | HTTP 403 | HTTP 401" in text
+    assert "AUTH-MISSING-REJECTED" not in text
+
+
+@pytest.mark.parametrize("run_name", ["passing", "failing"])
+def test_html_shows_every_requirement_and_loads_nothing(run_name: str, request) -> None:
+    run: Run = request.getfixturevalue(run_name)
+    page = (run.report_dir / "conformance.html").read_text()
+    rows = dict(
+        re.findall(r'<tr class="req [^"]*" id="req-([A-Z0-9-]+)" data-verdict="(\w+)"', page)
+    )
+    assert rows == run.verdicts()
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert "@import" not in page and "<script" not in page and "<link" not in page
+    assert "url(" not in page
+
+
+def test_html_shows_expected_actual_and_curl_of_a_failure(failing: Run) -> None:
+    page = (failing.report_dir / "conformance.html").read_text()
+    row = page[page.index('id="req-THR-STATUS"') :].split('<tr class="req ', 1)[0]
+    assert "<dt>Expected</dt><dd>HTTP 418</dd>" in row
+    assert "<dt>Actual</dt><dd>HTTP 200" in row
+    assert "<dt>Reproduce</dt><dd><pre>curl -sS -X POST" in row
+
+
+def test_junit_labels_tests_with_requirements(failing: Run) -> None:
+    tree = ET.parse(failing.report_dir / "junit.xml")
+    cases = {c.get("name"): c for c in tree.iter("testcase")}
+    case = cases["test_thread_search_status"]
+    props = {(p.get("name"), p.get("value")) for p in case.iter("property")}
+    assert ("requirement", "THR-STATUS") in props
+    failure = case.find("failure")
+    assert failure is not None and "[THR-STATUS] MUST" in (failure.get("message") or "")
+    assert cases["test_chatkit_session"].find("skipped") is not None
+
+
+def test_allure_labels_severity_link_and_attachment(failing: Run) -> None:
+    results = [
+        json.loads(p.read_text())
+        for p in (failing.report_dir / "allure-results").glob("*-result.json")
+    ]
+    failed = next(r for r in results if r["name"] == "test_thread_search_status")
+    labels = {(label["name"], label["value"]) for label in failed["labels"]}
+    assert {("requirement", "THR-STATUS"), ("severity", "critical")} <= labels
+    assert ("feature", "Threads") in labels
+    assert failed["status"] == "failed"
+    assert failed["links"][0]["url"] == "spec/interface.md#44-threads-and-runs"
+    (attachment,) = failed["attachments"]
+    evidence = json.loads(
+        (failing.report_dir / "allure-results" / attachment["source"]).read_text()
+    )
+    assert evidence["response"]["status"] == 200
+
+
+def test_terminal_summary_reads_like_h2spec(failing: Run) -> None:
+    assert "  x THR-STATUS  MUST fail" in failing.output
+    assert "       Expected: HTTP 418" in failing.output
+    assert "  ! AUTH-401  SHOULD warn" in failing.output
+    assert "result: not conformant (exit 1)" in failing.output
+
+
+@pytest.mark.parametrize("run_name", ["passing", "failing"])
+def test_no_token_in_any_file_written(run_name: str, request) -> None:
+    run: Run = request.getfixturevalue(run_name)
+    files = [p for p in run.report_dir.rglob("*") if p.is_file()]
+    assert len(files) > len(REPORT_FILES)
+    for path in files:
+        content = path.read_bytes()
+        assert TOKEN.encode() not in content, path
+        assert ALT_TOKEN.encode() not in content, path
+    assert TOKEN not in run.output and ALT_TOKEN not in run.output

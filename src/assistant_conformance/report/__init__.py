@@ -1,0 +1,31 @@
+"""Report writers. They only read the result model (results.Run), through one redacted dict
+(document.to_dict), and render it: conformance.json, conformance.md, conformance.html and the
+terminal summary. JUnit XML and Allure results come from pytest and allure-pytest
+(integrations.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .. import redact
+from ..results import Run
+from . import document, htmlpage, markdown, terminal
+from .document import run_info
+
+JSON_FILE, MARKDOWN_FILE, HTML_FILE = "conformance.json", "conformance.md", "conformance.html"
+
+__all__ = ["run_info", "terminal_summary", "write_all"]
+
+
+def write_all(run: Run, report_dir: Path) -> None:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    doc = document.to_dict(run)
+    document.write(doc, report_dir / JSON_FILE)
+    (report_dir / MARKDOWN_FILE).write_text(redact.text(markdown.render(doc)), encoding="utf-8")
+    (report_dir / HTML_FILE).write_text(htmlpage.render(doc), encoding="utf-8")
+
+
+def terminal_summary(tr: pytest.TerminalReporter, run: Run, report_dir: Path) -> None:
+    terminal.render(tr, document.to_dict(run), report_dir)

@@ -1,0 +1,108 @@
+"""conformance.json: the whole run as data; every other report renders from the same dict.
+
+Its shape is fixed by schemas/conformance.schema.json (shipped with the package). Every string
+in it has passed through redact.text, so no report written from it carries a credential.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import asdict
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, redact
+from ..catalogue import CATALOGUE_PATH, OPENAPI_PATH
+from ..results import Run
+from ..settings import SuiteSettings
+
+FORMAT = "assistant-conformance-report/1"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> dict[str, Any]:
+    """What identifies a run: suite, spec, target, seed, time, and the options (no tokens)."""
+    return {
+        "suite_version": __version__,
+        "spec": {
+            "openapi_sha256": _sha256(OPENAPI_PATH),
+            "requirements_sha256": _sha256(CATALOGUE_PATH),
+        },
+        "target": settings.base_url or "embedded reference server",
+        "seed": settings.seed,
+        "started": started.isoformat(timespec="seconds"),
+        "duration_seconds": round(duration, 3),
+        "options": {
+            "base_url": settings.base_url,
+            "alt_token_given": settings.alt_token is not None or not settings.base_url,
+            "strict_conformance": settings.strict_conformance,
+            "examples": settings.examples,
+            "seed": settings.seed,
+            "request_timeout": settings.request_timeout,
+            "process_timeout": settings.process_timeout,
+            "report_dir": str(settings.report_dir),
+            "baseline": str(settings.baseline) if settings.baseline else None,
+            "unsupported": list(settings.unsupported),
+        },
+    }
+
+
+def redacted(value: Any) -> Any:
+    """The value with redact.text applied to every string in it."""
+    if isinstance(value, str):
+        return redact.text(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v) for v in value]
+    return value
+
+
+def to_dict(run: Run) -> dict[str, Any]:
+    by_section = run.by_section()
+    document = {
+        "format": FORMAT,
+        **run.info,
+        "result": asdict(run.gate),
+        "certification": asdict(run.certification),
+        "capabilities": {name: status.as_dict() for name, status in run.capabilities.items()},
+        "baseline": {
+            "file": run.info["options"].get("baseline"),
+            "entries": [asdict(b) for b in run.baseline],
+        },
+        "totals": run.totals(),
+        "sections": [
+            {
+                "key": key,
+                "title": run.sections.get(key, key),
+                "totals": _count(r.verdict for r in results),
+            }
+            for key, results in by_section.items()
+        ],
+        "requirements": [asdict(r) for results in by_section.values() for r in results],
+        "unattributed_failures": run.unattributed,
+    }
+    return redacted(document)
+
+
+def _count(verdicts: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        counts[verdict] = counts.get(verdict, 0) + 1
+    return counts
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of conformance.json, as shipped in the package."""
+    text = resources.files("assistant_conformance").joinpath("schemas/conformance.schema.json")
+    return json.loads(text.read_text(encoding="utf-8"))
+
+
+def write(document: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

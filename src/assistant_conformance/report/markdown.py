@@ -1,0 +1,121 @@
+"""conformance.md: the outcome, totals and the failing requirements, for a CI step summary or a PR
+comment (GitHub-flavoured Markdown, kept well under a comment's size limit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_ROWS = 60
+CELL = 160
+ICON = {"conformant": "✅", "not conformant": "❌"}
+SHOWN = ("fail", "error", "warn", "known")  # verdicts listed requirement by requirement
+
+
+def cell(text: object, limit: int = CELL) -> str:
+    value = " ".join(str(text or "").split())
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return value.replace("|", "\\|").replace("<", "&lt;") or " "
+
+
+def render(doc: dict[str, Any]) -> str:
+    result = doc["result"]
+    icon = ICON.get(result["outcome"], "⚠️")
+    lines = [
+        f"## {icon} API conformance: {result['outcome']} (exit {result['exit_status']})",
+        "",
+        f"Target `{doc['target']}` · suite {doc['suite_version']} · seed {doc['seed']} · "
+        f"{doc['started']} · {doc['duration_seconds']:.0f} s · "
+        f"certification level **{doc['certification']['level']}**",
+        "",
+        "| " + " | ".join(doc["totals"]) + " |",
+        "|" + "---:|" * len(doc["totals"]),
+        "| " + " | ".join(str(n) for n in doc["totals"].values()) + " |",
+    ]
+    if result["problems"]:
+        lines += ["", "**Why the gate " + ("failed" if result["exit_status"] else "passed") + ":**"]
+        lines += [f"- {cell(p, 300)}" for p in result["problems"][:MAX_ROWS]]
+        if len(result["problems"]) > MAX_ROWS:
+            lines.append(f"- … and {len(result['problems']) - MAX_ROWS} more")
+    lines += _requirements(doc)
+    lines += _capabilities(doc)
+    lines += _baseline(doc)
+    lines += ["", "Full report: `conformance.html` (evidence and curl for every finding)."]
+    return "\n".join(lines) + "\n"
+
+
+def _requirements(doc: dict[str, Any]) -> list[str]:
+    rows = [r for r in doc["requirements"] if r["verdict"] in SHOWN]
+    rows.sort(key=lambda r: (SHOWN.index(r["verdict"]), r["id"]))
+    if not rows:
+        return ["", "No requirement fails or warns."]
+    lines = [
+        "",
+        "### Failing and warned requirements",
+        "",
+        "| Requirement | Level | Verdict | Expected | Actual |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows[:MAX_ROWS]:
+        first = r["findings"][0] if r["findings"] else {}
+        expected = first.get("expected") or r["statement"]
+        actual = first.get("actual") or r["reason"]
+        more = f" (+{len(r['findings']) - 1} more)" if len(r["findings"]) > 1 else ""
+        lines.append(
+            f"| `{r['id']}` | {r['level']} | {r['verdict']} | {cell(expected)} | "
+            f"{cell(actual)}{more} |"
+        )
+    if len(rows) > MAX_ROWS:
+        lines.append(f"\n… and {len(rows) - MAX_ROWS} more in conformance.json.")
+    curls = [(r["id"], r["findings"][0]["evidence"]["curl"]) for r in rows[:20] if _curl(r)]
+    if curls:
+        lines += [
+            "",
+            "<details><summary>Reproduce (curl; export ASSISTANT_API_TOKEN first)</summary>",
+            "",
+        ]
+        for rid, curl in curls:
+            lines += [f"`{rid}`", "```sh", curl[:1500], "```"]
+        lines += ["</details>"]
+    return lines
+
+
+def _curl(r: dict[str, Any]) -> bool:
+    return bool(r["findings"] and (r["findings"][0].get("evidence") or {}).get("curl"))
+
+
+def _capabilities(doc: dict[str, Any]) -> list[str]:
+    groups = doc["capabilities"]
+    parts = doc["certification"]["parts"]
+    lines = [
+        "",
+        "**Certification by part:**",
+        "",
+        "| Part | Result | Capability |",
+        "|---|---|---|",
+    ]
+    lines.append(f"| core | {parts['core']} | required |")
+    for name, status in groups.items():
+        how = f" ({status['how']})" if status["how"] in ("declared", "detected") else ""
+        lines.append(f"| {name} | {parts.get(name, '')} | {status['status']}{how} |")
+    return lines
+
+
+def _baseline(doc: dict[str, Any]) -> list[str]:
+    entries = doc["baseline"]["entries"]
+    if not entries:
+        return []
+    lines = [
+        "",
+        f"Baseline `{doc['baseline']['file']}`:",
+        "",
+        "| Requirement | Status | Reason | Expires |",
+        "|---|---|---|---|",
+    ]
+    for e in entries:
+        status = e["status"] + (f": {e['note']}" if e["note"] else "")
+        lines.append(
+            f"| `{e['requirement']}` | {cell(status)} | {cell(e['reason'])} | "
+            f"{e['expires'] or ''} |"
+        )
+    return lines

@@ -1,0 +1,87 @@
+"""The summary at the end of a pytest run, in the style of h2spec: counts per section, then each
+failing requirement with its statement, expected and actual, and one way to reproduce it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MARK = {"fail": "x", "error": "E", "warn": "!", "known": "~"}
+COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "pass": "green"}
+ORDER = ("fail", "error", "warn", "known")
+
+
+def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -> None:
+    tr.section("conformance")
+    width = max(len(s["title"]) for s in doc["sections"]) + 2
+    for section in doc["sections"]:
+        counts = ", ".join(f"{n} {v}" for v, n in section["totals"].items())
+        tr.write_line(f"  {section['key']:8} {section['title']:{width}} {counts}")
+    failing = [r for r in doc["requirements"] if r["verdict"] in ORDER]
+    failing.sort(key=lambda r: (ORDER.index(r["verdict"]), r["id"]))
+    if failing:
+        tr.write_line("")
+    for r in failing:
+        _requirement(tr, r)
+    _baseline(tr, doc)
+    tr.write_line("")
+    groups = ", ".join(
+        f"{name} {s['status']}" + (f" ({s['how']})" if s["how"] in ("declared", "detected") else "")
+        for name, s in doc["capabilities"].items()
+    )
+    tr.write_line(f"capability groups: {groups}")
+    tr.write_line(f"certification level: {doc['certification']['level']}")
+    totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
+    tr.write_line(f"{sum(doc['totals'].values())} requirements: {totals}")
+    result = doc["result"]
+    for problem in result["problems"][:20]:
+        tr.write_line(f"  - {problem}", red=result["exit_status"] != 0)
+    if len(result["problems"]) > 20:
+        tr.write_line(f"  - ... and {len(result['problems']) - 20} more")
+    tr.write_line(
+        f"result: {result['outcome']} (exit {result['exit_status']}); reports in {report_dir}/",
+        bold=True,
+        **{COLOUR["pass" if result["exit_status"] == 0 else "fail"]: True},
+    )
+
+
+def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any]) -> None:
+    verdict = r["verdict"]
+    tr.write_line(
+        f"  {MARK[verdict]} {r['id']}  {r['level']} {verdict}  ({r['source']})",
+        **{COLOUR[verdict]: True, "bold": True},
+    )
+    tr.write_line(f"    -> {r['statement']}")
+    if r["reason"] and verdict in ("error", "known"):
+        tr.write_line(f"       {r['reason']}")
+    if r["findings"]:
+        first = r["findings"][0]
+        tr.write_line(f"       Expected: {first['expected']}")
+        tr.write_line(f"       Actual:   {_short(first['actual'])}")
+        curl = (first.get("evidence") or {}).get("curl")
+        if curl:
+            tr.write_line(f"       Reproduce: {_short(curl, 400)}")
+        if len(r["findings"]) > 1:
+            tr.write_line(f"       (+{len(r['findings']) - 1} more findings in the reports)")
+
+
+def _short(text: str, limit: int = 240) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _baseline(tr: pytest.TerminalReporter, doc: dict[str, Any]) -> None:
+    entries = doc["baseline"]["entries"]
+    if not entries:
+        return
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[entry["status"]] = counts.get(entry["status"], 0) + 1
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    tr.write_line("")
+    tr.write_line(f"baseline {doc['baseline']['file']}: {summary}")
+    for entry in entries:
+        if entry["status"] == "stale":
+            tr.write_line(f"  stale: {entry['requirement']}: {entry['note']}", red=True)

@@ -1,0 +1,126 @@
+"""Files, context files and chat-kit sessions (interface 4.2)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from assistant_conformance import findings, redact
+from assistant_conformance.flows import SHAPE, identifier, is_success, json_of
+from assistant_conformance.ledger import Ledger
+
+CONTEXT_FILE = "/api/ai/contexts/file"
+CHATKIT = "/api/ai/v1/chatkit/sessions"
+READ_PROBE = "/api/ai/threads/search"  # a read any principal may make
+SHORT_LIFE = 1  # seconds: the test waits for the secret to expire
+LONG_LIFE = 300  # seconds: long enough never to expire during a slow run
+EXPIRY_GRACE = 3.0  # seconds past the expiry within which the secret must stop working
+
+
+def upload(api: httpx.Client, path: str, ledger: Ledger) -> httpx.Response:
+    content = f"{ledger.run_prefix}: scenario upload, café ☕\n".encode()
+    return api.post(path, files={"file": (f"{ledger.run_prefix}.txt", content, "text/plain")})
+
+
+@pytest.mark.req("FILE-STATUS", SHAPE)
+def test_file_upload_answers_201(api: httpx.Client, ledger: Ledger) -> None:
+    response = upload(api, "/api/ai/v1/file", ledger)
+    findings.require_success("FILE-STATUS", response, 201)
+    # The contract has no file delete; where the context-file delete removes it, the ledger does.
+    ledger.track("DELETE", f"{CONTEXT_FILE}/{identifier(response)}")
+
+
+@pytest.mark.req("CTX-STATUS", "CTX-DELETE-GONE", SHAPE)
+def test_context_file_is_deleted_once(api: httpx.Client, ledger: Ledger) -> None:
+    created = upload(api, CONTEXT_FILE, ledger)
+    findings.require_success("CTX-STATUS", created, 201)
+    file_id = identifier(created)
+    ledger.track("DELETE", f"{CONTEXT_FILE}/{file_id}")
+    findings.require_success("CTX-STATUS", api.delete(f"{CONTEXT_FILE}/{file_id}"), 200)
+    again = api.delete(f"{CONTEXT_FILE}/{file_id}")
+    findings.expect(
+        "CTX-DELETE-GONE", not is_success(again), "a second delete: not 2xx", again, again
+    )
+
+
+def expiry_of(body: dict[str, Any], created: float) -> float | None:
+    """When the secret expires, in local epoch seconds: from expires_after, else expires_at."""
+    after = body.get("expires_after")
+    if isinstance(after, int | float) and not isinstance(after, bool):
+        return created + after
+    at = body.get("expires_at")
+    if isinstance(at, int | float) and not isinstance(at, bool):
+        return at / 1000 if at > 1e11 else float(at)  # milliseconds or seconds since the epoch
+    if isinstance(at, str):
+        try:
+            return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def read_with(api: httpx.Client, secret: str) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {secret}"}
+    with httpx.Client(base_url=api.base_url, headers=headers, timeout=api.timeout) as client:
+        return client.post(READ_PROBE, json={"limit": 1})
+
+
+def new_session(api: httpx.Client, expires_after: int) -> tuple[str, float | None]:
+    """Create a chat-kit session (201); answer its secret (redacted from now on) and expiry."""
+    created_at = time.time()
+    response = api.post(CHATKIT, json={"expires_after": expires_after})
+    body = json_of(response)
+    secret = body.get("client_secret") if isinstance(body, dict) else None
+    if isinstance(secret, str):
+        redact.register(secret)  # before anything records this response as evidence
+    findings.require_success("CHATKIT-STATUS", response, 201)
+    findings.require(
+        SHAPE,
+        isinstance(secret, str) and secret != "",
+        "a string client_secret",
+        response,
+        response,
+    )
+    assert isinstance(secret, str) and isinstance(body, dict)
+    expires = expiry_of(body, created_at)
+    findings.expect(
+        "CHATKIT-SECRET",
+        expires is not None,
+        "the secret's expiry (expires_at or expires_after)",
+        body,
+        response,
+    )
+    return secret, expires
+
+
+@pytest.mark.req("CHATKIT-STATUS", "CHATKIT-SECRET", SHAPE)
+def test_chatkit_secret_authenticates(api: httpx.Client) -> None:
+    secret, _ = new_session(api, LONG_LIFE)
+    read = read_with(api, secret)
+    findings.expect(
+        "CHATKIT-SECRET", is_success(read), f"POST {READ_PROBE} with the secret: 2xx", read, read
+    )
+
+
+@pytest.mark.req("CHATKIT-STATUS", "CHATKIT-SECRET", SHAPE)
+def test_chatkit_secret_stops_working_once_expired(api: httpx.Client) -> None:
+    secret, expires = new_session(api, SHORT_LIFE)
+    if expires is None or expires - time.time() > 10:
+        pytest.skip("the target gave the session a longer life than asked: expiry not waited for")
+    time.sleep(max(0.0, expires - time.time()))
+    deadline = expires + EXPIRY_GRACE
+    later = read_with(api, secret)
+    while is_success(later) and time.time() < deadline:
+        time.sleep(0.2)
+        later = read_with(api, secret)
+    findings.expect(
+        "CHATKIT-SECRET",
+        400 <= later.status_code < 500,
+        f"the secret rejected (4xx) within {EXPIRY_GRACE:g} s of its expiry",
+        later,
+        later,
+    )

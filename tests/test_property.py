@@ -1,0 +1,60 @@
+"""Property tests, stateless: schemathesis exercises every operation of spec/openapi.yaml.
+
+One pytest item per operation (`test_operation[POST /api/ai/threads]`; select one with its node id,
+or with `-k "createThread"` by operationId, or `-k "POST and threads"`). Each item sends the
+coverage cases (N // 10 per scenario and field at depth N) and N fuzzed cases, valid and invalid,
+seeded from --seed, and records every check failure as a finding against its requirement
+(assistant_conformance.property says which check maps to which requirement and why).
+A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200, accepting
+`permission: "x"` on a knowledge base, or a request without Authorization.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from assistant_conformance import property as prop
+from assistant_conformance.plugin import SETTINGS_KEY
+
+schema = prop.schema()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Per operation (schemathesis builds one test each): its seed, depth, requirements, keyword."""
+    from schemathesis.generation.hypothesis.builder import ApiOperationMark
+
+    operation = ApiOperationMark.get(metafunc.function)
+    if operation is None:
+        return
+    settings = metafunc.config.stash[SETTINGS_KEY]
+    op = prop.by_label()[operation.label]
+    prop.configure(metafunc.function, op.label, settings.seed, settings.examples)
+    marks = list(getattr(metafunc.function, "pytestmark", []))
+    metafunc.function.pytestmark = [*marks, pytest.mark.req(*prop.requirements(op.id)).mark]
+    setattr(metafunc.function, op.id, True)  # `-k createThread` selects the operation
+
+
+@pytest.fixture(scope="module")
+def http_session() -> Iterator[requests.Session]:
+    with requests.Session() as session:
+        yield session
+
+
+@pytest.fixture
+def runner(target, suite_settings, http_session, ledger) -> prop.Runner:
+    return prop.Runner(
+        base_url=target.base_url,
+        token=target.token,
+        timeout=suite_settings.request_timeout,
+        session=http_session,
+        examples=suite_settings.examples,
+        ledger=ledger,
+    )
+
+
+@schema.parametrize()
+def test_operation(case, runner: prop.Runner) -> None:
+    runner.run(case)

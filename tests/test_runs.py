@@ -1,0 +1,190 @@
+"""Runs (interface 3, 4.4 and 6): cancel, wait, the run list and its paging."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant_conformance import findings
+from assistant_conformance.flows import is_client_error
+from assistant_conformance.flows import runs as flow
+
+CANCEL_WORDS = 200  # about 4 s on the reference (20 ms a token): long enough to cancel mid-run
+WAIT_WORDS = 20  # a GET right after an early answer would still see the run running
+PAGED_RUNS = 3
+
+
+@pytest.mark.req(
+    "THR-STATUS",
+    "RUN-STATUS",
+    "RUN-STREAM-CONTENT-TYPE",
+    "RUN-CANCEL",
+    "RUN-CANCEL-ENDS-STREAM",
+    "RUN-CANCEL-IDEMPOTENT",
+)
+def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, ledger, suite_settings):
+    thread_id = flow.create_thread(api, ledger)
+    live = flow.LiveStream(
+        api,
+        "POST",
+        flow.runs_url(thread_id, tail="/stream"),
+        suite_settings.process_timeout,
+        json_body=flow.run_body(api, ledger, CANCEL_WORDS),
+    ).start()
+    live.wait_for(3, suite_settings.request_timeout)
+    flow.check_stream(live, 201)
+    run_id = flow.find_run_id(api, thread_id, live.events, live.response_headers)
+    before = api.get(flow.runs_url(thread_id, run_id))
+    if flow.run_status(before) in flow.TERMINAL:
+        pytest.skip(f"the run ended before it could be cancelled ({flow.run_status(before)})")
+
+    cancel = api.post(flow.runs_url(thread_id, run_id, "/cancel"))
+    findings.expect_status("RUN-STATUS", cancel, 201)
+    findings.require("RUN-CANCEL", flow.is_success(cancel), "cancel answers a 2xx", cancel, cancel)
+    # A cancel that does nothing lets the stream run to its natural end (seconds later): the bound
+    # is one request timeout, and the run must not succeed.
+    ended = live.finish(suite_settings.request_timeout)
+    findings.expect(
+        "RUN-CANCEL-ENDS-STREAM",
+        ended,
+        f"the stream ends within {suite_settings.request_timeout:g} s of the cancel",
+        f"still open after {len(live.events)} events ({live.error or 'no end'})",
+        live.exchange,
+    )
+    after = flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
+    status = flow.run_status(after)
+    findings.expect(
+        "RUN-CANCEL",
+        status in flow.TERMINAL and status != "success",
+        "a terminal status other than success",
+        status,
+        after,
+    )
+
+    again = api.post(flow.runs_url(thread_id, run_id, "/cancel"))
+    findings.expect(
+        "RUN-CANCEL-IDEMPOTENT", again.status_code < 500, "no 5xx for a second cancel", again, again
+    )
+    final = api.get(flow.runs_url(thread_id, run_id))
+    findings.expect(
+        "RUN-CANCEL-IDEMPOTENT",
+        flow.run_status(final) == status,
+        f"the run stays {status}",
+        flow.run_status(final),
+        final,
+    )
+
+
+@pytest.mark.req("THR-STATUS", "RUN-STATUS", "RUN-WAIT-COMPLETES")
+def test_wait_answers_only_after_the_run_is_terminal(api, ledger, suite_settings):
+    thread_id = flow.create_thread(api, ledger)
+    response = api.post(
+        flow.runs_url(thread_id, tail="/wait"),
+        json=flow.run_body(api, ledger, WAIT_WORDS),
+        timeout=suite_settings.process_timeout,
+    )
+    findings.require_success("RUN-STATUS", response, 201)
+    run_id = flow.run_id_in([], dict(response.headers))
+    if run_id:
+        run = api.get(flow.runs_url(thread_id, run_id))
+        findings.expect(
+            "RUN-WAIT-COMPLETES",
+            flow.run_status(run) in flow.TERMINAL,
+            "a terminal status right after wait answered",
+            flow.run_status(run),
+            run,
+        )
+        return
+    # No Content-Location: every run of the thread (there is only this one) must be terminal.
+    listed = api.get(flow.runs_url(thread_id), params={"limit": 10, "offset": 0})
+    runs = flow.list_of(flow.json_of(listed)) or []
+    statuses = [r.get("status") for r in runs if isinstance(r, dict)]
+    findings.expect(
+        "RUN-WAIT-COMPLETES",
+        bool(statuses) and all(s in flow.TERMINAL for s in statuses),
+        "the thread's run listed with a terminal status right after wait answered",
+        statuses,
+        listed,
+    )
+
+
+@pytest.mark.req("THR-STATUS", "RUN-STATUS", "RUN-GET-CREATED", "RUN-LIST-PAGING")
+def test_run_list_pages_by_limit_and_offset(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    created = []
+    for _ in range(PAGED_RUNS):
+        response = api.post(flow.runs_url(thread_id), json=flow.run_body(api, ledger, 1))
+        findings.require_success("RUN-STATUS", response, 201)
+        body = flow.json_of(response)
+        run_id = body.get("run_id") if isinstance(body, dict) else None
+        findings.require(
+            "RUN-GET-CREATED", isinstance(run_id, str), "the created run's run_id", body, response
+        )
+        created.append(run_id)
+    for run_id in created:
+        got = api.get(flow.runs_url(thread_id, run_id))
+        findings.expect_status("RUN-STATUS", got, 200)
+        findings.expect(
+            "RUN-GET-CREATED",
+            (flow.json_of(got) or {}).get("run_id") == run_id,
+            f"GET answers run {run_id}",
+            got,
+            got,
+        )
+    everything = page(api, thread_id, 100, 0)
+    findings.expect(
+        "RUN-GET-CREATED",
+        set(created) <= set(everything),
+        f"the list holds every created run {created}",
+        everything,
+    )
+    pages = [page(api, thread_id, 2, offset) for offset in (0, 2, 4)]
+    findings.expect(
+        "RUN-LIST-PAGING",
+        [len(p) for p in pages] == [2, 1, 0],
+        "pages of 2, 1 and 0 runs (limit 2)",
+        pages,
+    )
+    flat = [r for p in pages for r in p]
+    findings.expect("RUN-LIST-PAGING", len(set(flat)) == len(flat), "no run on two pages", pages)
+    findings.expect(
+        "RUN-LIST-PAGING", set(flat) == set(created), f"pages together hold {created}", pages
+    )
+    singles = [page(api, thread_id, 1, offset) for offset in range(PAGED_RUNS)]
+    findings.expect(
+        "RUN-LIST-PAGING",
+        [r for p in singles for r in p] == everything[:PAGED_RUNS],
+        "limit 1 pages follow the full list's order",
+        singles,
+    )
+
+
+def page(api, thread_id: str, limit: int, offset: int) -> list[str]:
+    response = api.get(flow.runs_url(thread_id), params={"limit": limit, "offset": offset})
+    findings.expect_status("RUN-STATUS", response, 200)
+    runs = flow.list_of(flow.json_of(response))
+    findings.require("RUN-LIST-PAGING", runs is not None, "a list of runs", response, response)
+    return [r.get("run_id") for r in runs or [] if isinstance(r, dict)]
+
+
+@pytest.mark.req("THR-STATUS", "RUN-STATUS", "RUN-PAGING-REQUIRED")
+def test_run_list_rejects_missing_or_non_numeric_paging(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    # The same list with both parameters succeeds, so a 4xx below is about the parameter.
+    valid = api.get(flow.runs_url(thread_id), params={"limit": 10, "offset": 0})
+    findings.require_success("RUN-STATUS", valid, 200)
+    cases = {
+        "no limit": {"offset": 0},
+        "no offset": {"limit": 10},
+        "neither": {},
+        "limit not a number": {"limit": "ten", "offset": 0},
+        "offset not a number": {"limit": 10, "offset": "zero"},
+    }
+    for name, params in cases.items():
+        response = api.get(flow.runs_url(thread_id), params=params)
+        findings.expect(
+            "RUN-PAGING-REQUIRED",
+            is_client_error(response),
+            f"a 4xx for {name}",
+            response,
+            response,
+        )

@@ -1,0 +1,167 @@
+"""Threads (interface 4.4): create, read, patch, state, history, copy, search, delete.
+
+Bodies are LangGraph's (the contract leaves them unspecified): `metadata` on create, patch and
+search; `values` on a state write; `limit` on history. Every thread carries this run's prefix in
+its metadata, so searches only ever match what this run created.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import pytest
+
+from assistant_conformance import findings
+from assistant_conformance.flows import json_of, mismatches
+from assistant_conformance.flows import runs as flow
+
+
+def thread_path(thread_id: str, tail: str = "") -> str:
+    return f"{flow.THREADS}/{thread_id}{tail}"
+
+
+def write_state(api, thread_id: str, values: dict[str, Any]) -> None:
+    response = api.post(thread_path(thread_id, "/state"), json={"values": values})
+    findings.require_success("THR-STATUS", response, 201)
+
+
+def read_values(api, thread_id: str) -> Any:
+    response = api.get(thread_path(thread_id, "/state"))
+    findings.require_success("THR-STATUS", response, 200)
+    body = json_of(response)
+    return body.get("values") if isinstance(body, dict) else None
+
+
+def history(api, thread_id: str) -> list[Any]:
+    response = api.post(thread_path(thread_id, "/history"), json={"limit": 100})
+    findings.require_success("THR-STATUS", response, 201)
+    entries = flow.list_of(json_of(response))
+    findings.require(
+        "THR-HISTORY-ORDERED", entries is not None, "a list of states", response, response
+    )
+    return entries or []
+
+
+@pytest.mark.req("THR-STATUS", "THR-GET-CREATED")
+def test_created_thread_is_readable_by_its_id(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    response = api.get(thread_path(thread_id))
+    findings.expect_status("THR-STATUS", response, 200)
+    findings.expect(
+        "THR-GET-CREATED",
+        (json_of(response) or {}).get("thread_id") == thread_id,
+        f"thread {thread_id} read back",
+        response,
+        response,
+    )
+
+
+@pytest.mark.req("THR-STATUS", "THR-PATCH-PERSISTS")
+def test_patched_metadata_is_in_the_thread_read_afterwards(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    patch = {"patched": secrets.token_hex(4), "nested": {"n": 1}}
+    response = api.patch(thread_path(thread_id), json={"metadata": patch})
+    findings.require_success("THR-STATUS", response, 200)
+    got = api.get(thread_path(thread_id))
+    findings.require_success("THR-STATUS", got, 200)
+    metadata = (json_of(got) or {}).get("metadata")
+    findings.expect(
+        "THR-PATCH-PERSISTS",
+        not mismatches(patch, metadata),
+        f"metadata holding {patch}",
+        metadata,
+        got,
+    )
+
+
+@pytest.mark.req("THR-STATUS", "THR-STATE-PERSISTS")
+def test_state_written_is_the_state_read(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    values = {"note": f"state-{secrets.token_hex(4)}", "numbers": [1, 2, 3]}
+    write_state(api, thread_id, values)
+    got = read_values(api, thread_id)
+    findings.expect(
+        "THR-STATE-PERSISTS", not mismatches(values, got), f"values holding {values}", got
+    )
+
+
+@pytest.mark.req("THR-STATUS", "THR-HISTORY-ORDERED")
+def test_history_grows_with_each_write_newest_first(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    before = len(history(api, thread_id))
+    sizes = []
+    for step in (1, 2, 3):
+        write_state(api, thread_id, {"step": step})
+        sizes.append(len(history(api, thread_id)))
+    findings.expect(
+        "THR-HISTORY-ORDERED",
+        sizes == [before + 1, before + 2, before + 3],
+        f"one more state per write after {before}",
+        sizes,
+    )
+    entries = history(api, thread_id)
+    steps = [
+        (e.get("values") or {}).get("step") if isinstance(e, dict) else None for e in entries[:3]
+    ]
+    findings.expect("THR-HISTORY-ORDERED", steps == [3, 2, 1], "newest first: steps 3, 2, 1", steps)
+
+
+@pytest.mark.req("THR-STATUS", "THR-GET-CREATED", "THR-COPY-NEW-THREAD")
+def test_copy_is_a_new_thread_with_the_same_state(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    write_state(api, thread_id, {"copied": secrets.token_hex(4)})
+    response = api.post(thread_path(thread_id, "/copy"))
+    findings.require_success("THR-STATUS", response, 201)
+    copy_id = (json_of(response) or {}).get("thread_id")
+    if isinstance(copy_id, str) and copy_id != thread_id:
+        ledger.track("DELETE", thread_path(copy_id))
+    findings.require(
+        "THR-COPY-NEW-THREAD",
+        isinstance(copy_id, str) and copy_id not in ("", thread_id),
+        f"a thread_id other than {thread_id}",
+        copy_id,
+        response,
+    )
+    got = api.get(thread_path(copy_id))
+    findings.expect_status("THR-GET-CREATED", got, 200)
+    original, copied = read_values(api, thread_id), read_values(api, copy_id)
+    findings.expect(
+        "THR-COPY-NEW-THREAD", copied == original, f"the copy's state values {original}", copied
+    )
+
+
+@pytest.mark.req("THR-STATUS", "THR-SEARCH-METADATA")
+def test_search_by_metadata_finds_exactly_the_matching_threads(api, ledger):
+    probe = secrets.token_hex(4)
+    wanted = [flow.create_thread(api, ledger, {"probe": probe, "side": "a"}) for _ in range(2)]
+    other = flow.create_thread(api, ledger, {"probe": probe, "side": "b"})
+    query = {"conformance_run": ledger.run_prefix, "probe": probe, "side": "a"}
+    response = api.post(
+        f"{flow.THREADS}/search", json={"metadata": query, "limit": 100, "offset": 0}
+    )
+    findings.require_success("THR-STATUS", response, 200)
+    found = flow.list_of(json_of(response))
+    findings.require(
+        "THR-SEARCH-METADATA", found is not None, "a list of threads", response, response
+    )
+    ids = sorted(t.get("thread_id") for t in found or [] if isinstance(t, dict))
+    findings.expect(
+        "THR-SEARCH-METADATA",
+        ids == sorted(wanted),
+        f"exactly {sorted(wanted)} (not {other})",
+        ids,
+        response,
+    )
+
+
+@pytest.mark.req("THR-STATUS", "THR-DELETE-GONE")
+def test_deleted_thread_is_gone(api, ledger):
+    thread_id = flow.create_thread(api, ledger)
+    response = api.delete(thread_path(thread_id))
+    findings.require_success("THR-STATUS", response, 202)
+    for tail in ("", "/state"):
+        got = api.get(thread_path(thread_id, tail))
+        findings.expect(
+            "THR-DELETE-GONE", got.status_code == 404, f"GET {tail or 'thread'}: 404", got, got
+        )
