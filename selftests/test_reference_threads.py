@@ -306,12 +306,19 @@ def test_assistants_search_count_get(client):
     assert client.get(f"{API}/assistants/nope").status_code == 404
 
 
-@pytest.mark.parametrize("body", [None, b"", b"null", b"{}"])
+@pytest.mark.parametrize("body", [None, b"", b"{}"])
 def test_store_routes_take_no_body(client, body):
     headers = {"Content-Type": "application/json"} if body is not None else {}
     for path, key in (("/store/items/search", "items"), ("/store/namespaces", "namespaces")):
         response = client.post(f"{API}{path}", content=body, headers=headers)
         assert response.status_code == 201 and isinstance(response.json()[key], list)
+
+
+def test_a_null_body_is_not_an_object(client):
+    headers = {"Content-Type": "application/json"}
+    for path in ("/store/items/search", "/threads", "/threads/search", "/assistants/count"):
+        response = client.post(f"{API}{path}", content=b"null", headers=headers)
+        assert response.status_code == 400, path
 
 
 def test_store_put_search_namespaces(client, client_b):

@@ -9,11 +9,14 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
+import httpx
 import jsonschema
 import pytest
 from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
+from assistant_conformance import capabilities, results
 from assistant_conformance.catalogue import load
+from assistant_conformance.findings import Finding
 from assistant_conformance.reference import embedded
 from assistant_conformance.report.document import schema
 
@@ -171,3 +174,68 @@ def test_no_token_in_any_file_written(run_name: str, request) -> None:
         assert TOKEN.encode() not in content, path
         assert ALT_TOKEN.encode() not in content, path
     assert TOKEN not in run.output and ALT_TOKEN not in run.output
+
+
+# --- capability groups and certification level (no server needed) -----------------------------
+
+
+def _probe_against(missing_prefixes: tuple[str, ...]) -> dict:
+    def answer(request: httpx.Request) -> httpx.Response:
+        missing = request.url.path.startswith(missing_prefixes)
+        return httpx.Response(404 if missing else 400)
+
+    with httpx.Client(base_url="http://target", transport=httpx.MockTransport(answer)) as client:
+        return capabilities.probe(client, skip=("chatkit",))
+
+
+def test_group_whose_entry_operations_all_answer_404_is_detected_unsupported() -> None:
+    found = _probe_against(("/api/ai/store/", "/api/ai/v1/file"))
+    assert found["store"].status == found["files"].status == "unsupported"
+    assert found["store"].how == "detected"
+    assert found["store"].evidence == [
+        "POST /api/ai/store/items/search -> 404",
+        "POST /api/ai/store/namespaces -> 404",
+    ]
+    assert found["conversations"].status == "supported"  # a 400 proves the route exists
+    assert "chatkit" not in found  # declared: not probed
+
+
+def test_group_with_one_live_operation_is_supported() -> None:
+    found = _probe_against(("/api/ai/store/items",))
+    assert found["store"].status == "supported"
+
+
+def _all_passing(*unsupported: str) -> results.Run:
+    tests = [results.TestResult(f"t::{rid}", [rid], "passed", []) for rid in load().requirements]
+    caps = {g: capabilities.GroupStatus("unsupported", "detected") for g in unsupported}
+    return results.build(load(), tests, info={}, capabilities=caps, baseline={})
+
+
+def test_certification_level_names_the_groups_reached() -> None:
+    assert _all_passing().certification.level == "full"
+    run = _all_passing("store", "chatkit")
+    assert run.certification.level == "core + conversations, files, contexts"
+    assert run.requirements["STORE-STATUS"].verdict == "unsupported"
+    assert run.requirements["STORE-STATUS"].reason == "capability group store detected unsupported"
+    assert run.gate.exit_status == 0
+
+
+def test_a_failing_core_requirement_leaves_no_level() -> None:
+    run = results.build(
+        load(),
+        [results.TestResult("t", ["THR-STATUS"], "passed", [Finding("THR-STATUS", "fail")])]
+        + [results.TestResult(f"t::{r}", [r], "passed", []) for r in load().requirements],
+        info={},
+        capabilities={},
+        baseline={},
+    )
+    assert run.certification.level == "none"
+    assert run.certification.notes["core"] == "failing: THR-STATUS"
+
+
+def test_a_broken_test_is_a_harness_error_not_a_violation() -> None:
+    broken = results.TestResult("t::x", ["THR-STATUS"], "failed", [], "call: KeyError: 'id'")
+    run = results.build(load(), [broken], info={}, capabilities={}, baseline={})
+    assert run.requirements["THR-STATUS"].verdict == "error"
+    assert run.gate.exit_status == 3
+    assert run.gate.problems == ["THR-STATUS: t::x: call: KeyError: 'id'"]

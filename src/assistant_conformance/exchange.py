@@ -46,18 +46,20 @@ class Exchange:
         )
 
     def curl(self) -> str:
-        """A one-line reproduction; the credential comes from the environment, never the report."""
-        parts = ["curl", "-sS", "-X", self.method, shlex.quote(self.url)]
+        """A one-line reproduction; a real credential is read from the environment, never shown."""
+        parts = ["curl", "-sS", "-X", self.method, redact.text(shlex.quote(self.url))]
         for name, value in self.request_headers.items():
             lower = name.lower()
             if lower == "authorization":
-                parts += ["-H", '"Authorization: Bearer $ASSISTANT_API_TOKEN"']
+                # As sent, so a wrong or Basic credential reproduces its rejection; a registered
+                # secret becomes the variable it is read from.
+                parts += ["-H", '"' + redact.as_variable(f"Authorization: {value}") + '"']
             elif lower in ("last-event-id", "content-type", "accept"):
-                parts += ["-H", shlex.quote(f"{name}: {value}")]
+                parts += ["-H", redact.text(shlex.quote(f"{name}: {value}"))]
         if self.request_body:
-            body = self.request_body.decode("utf-8", "replace")
-            parts += ["--data-binary", shlex.quote(body[:2000])]
-        return redact.text(" ".join(parts))
+            body = self.request_body.decode("utf-8", "replace")[:2000]
+            parts += ["--data-binary", redact.text(shlex.quote(body))]
+        return " ".join(parts)
 
     def as_dict(self) -> dict[str, object]:
         return {

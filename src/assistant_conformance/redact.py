@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 MASK = "[REDACTED]"
-_secrets: set[str] = set()
+_secrets: dict[str, str | None] = {}  # secret -> environment variable a reproduction reads it from
 # A credential after "Authorization:" (not the curl placeholder); stops before quotes and escapes
 # so that masking inside serialised JSON keeps it valid.
 _AUTH_HEADER = re.compile(
@@ -15,10 +15,20 @@ _AUTH_HEADER = re.compile(
 MIN_SECRET_LENGTH = 8
 
 
-def register(secret: str | None) -> None:
-    """Remember a secret (token, alt token, chat-kit client secret) so it is masked everywhere."""
+def register(secret: str | None, env_name: str | None = None) -> None:
+    """Remember a secret (token, alt token, chat-kit client secret) so it is masked everywhere.
+
+    `env_name` names the variable a reproduction line reads the secret from instead.
+    """
     if secret and len(secret) >= MIN_SECRET_LENGTH:
-        _secrets.add(secret)
+        _secrets[secret] = env_name
+
+
+def as_variable(value: str) -> str:
+    """The value with each registered secret written as its `$VARIABLE`, or masked without one."""
+    for secret, env_name in sorted(_secrets.items(), key=lambda kv: len(kv[0]), reverse=True):
+        value = value.replace(secret, f"${env_name}" if env_name else MASK)
+    return value
 
 
 def text(value: str) -> str:

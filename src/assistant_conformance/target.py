@@ -44,8 +44,8 @@ def open_target(settings: SuiteSettings, workdir: Path) -> Target:
         except embedded.ServerStartError as exc:
             raise HarnessError(str(exc)) from None
         target = Target(server.base_url, token, alt, server)
-    for secret in (target.token, target.alt_token):
-        redact.register(secret)
+    redact.register(target.token, "ASSISTANT_API_TOKEN")
+    redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
     try:
         preflight(target, settings.request_timeout)
     except HarnessError:

@@ -1,7 +1,7 @@
 """Request parsing shared by the threads, runs, assistants and store routes.
 
-Bodies are read by hand (not by FastAPI) because the contract leaves them optional: an absent body,
-an empty one and JSON `null` all mean "no options". Anything that is not a JSON object, or does
+Bodies are read by hand (not by FastAPI) because the contract leaves them optional: an absent or
+empty body means "no options"; a JSON `null` is a body that is not an object. Anything that is not a JSON object, or does
 not fit its model, is a 400 naming the field; nothing is stored before parsing succeeds.
 """
 
@@ -41,6 +41,8 @@ async def read_json(request: Request) -> Any:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except (ValueError, RecursionError, UnicodeError):
         bad_request("body is not valid JSON")
+    if data is None:
+        bad_request("body must be a JSON object, not null (send no body for no options)")
     if _depth(data) > MAX_DEPTH:
         bad_request(f"body nests deeper than {MAX_DEPTH} levels")
     return data
@@ -63,7 +65,7 @@ def _depth(data: Any) -> int:
 
 
 async def parse_body(request: Request, model: type[M]) -> M:
-    """The body validated against `model`; absent, empty and null bodies count as `{}`."""
+    """The body validated against `model`; absent and empty bodies count as `{}`."""
     data = await read_json(request)
     if data is None:
         data = {}

@@ -26,7 +26,7 @@ h2 small{font-weight:400;color:var(--muted);font-size:14px;margin-left:8px}
 h3{font-size:15px;margin:22px 0 6px}
 .outcome{font-size:20px;font-weight:600;margin:14px 0;padding:12px 16px;border-radius:8px;
 border:1px solid var(--line);background:var(--bg)}
-.outcome.conformant{border-color:var(--pass);color:var(--pass);background:#dafbe1}
+.outcome.conformant,.outcome.conformant-except-known-failures{border-color:var(--pass);color:var(--pass);background:#dafbe1}
 .outcome.not-conformant{border-color:var(--fail);color:var(--fail);background:#ffebe9}
 .outcome.harness-error,.outcome.interrupted{border-color:var(--error);color:var(--error);
 background:#fff1e5}
@@ -116,7 +116,7 @@ def _badge(verdict: str) -> str:
 def _summary(doc: dict[str, Any]) -> list[str]:
     result, cert = doc["result"], doc["certification"]
     outcome = result["outcome"].replace(" ", "-")
-    mark = {"conformant": "✔", "not-conformant": "✘"}.get(outcome, "⚠")
+    mark = "✘" if outcome == "not-conformant" else "✔" if result["exit_status"] == 0 else "⚠"
     spec = doc["spec"]
     out = [
         "<h1>API conformance report</h1>",
@@ -136,7 +136,7 @@ def _summary(doc: dict[str, Any]) -> list[str]:
         "</div>",
     ]
     if result["problems"]:
-        heading = "Why the gate failed" if result["exit_status"] else "Notes"
+        heading = "Why the gate failed" if result["exit_status"] else "Known failures (baseline)"
         out += [f"<h3>{heading}</h3>", '<ul class="problems">']
         out += [f"<li>{e(p)}</li>" for p in result["problems"]]
         out += ["</ul>"]

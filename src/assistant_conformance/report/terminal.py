@@ -36,7 +36,7 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
     totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
     tr.write_line(f"{sum(doc['totals'].values())} requirements: {totals}")
     result = doc["result"]
-    for problem in result["problems"][:20]:
+    for problem in result["problems"][:20]:  # why the gate failed, or the known failures
         tr.write_line(f"  - {problem}", red=result["exit_status"] != 0)
     if len(result["problems"]) > 20:
         tr.write_line(f"  - ... and {len(result['problems']) - 20} more")
