@@ -56,7 +56,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
     polled, statuses, _ = kb.poll_until_terminal(api, away, kb_id, doc_ids, timeout)
     findings.expect(
         SHARED,
-        statuses is not None and set(statuses) == set(doc_ids),
+        statuses is not None and set(doc_ids) <= set(statuses),
         f"status under {away} names the documents fed there",
         statuses,
         polled,

@@ -20,12 +20,13 @@ Scoping (what the suite may demand by the document's authority, see spec/README.
 from __future__ import annotations
 
 import re
+import time
 import uuid
-from urllib.parse import quote
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import hypothesis
 import requests
@@ -34,9 +35,9 @@ import yaml
 from requests.structures import CaseInsensitiveDict
 from schemathesis.checks import CheckContext, not_a_server_error, run_checks
 from schemathesis.core.failures import Failure
-from schemathesis.engine.run import PhaseName
 from schemathesis.core.mutations import OperatorKind
 from schemathesis.core.transport import Response
+from schemathesis.engine.run import PhaseName
 from schemathesis.generation import derive_operation_seed
 from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData, CoverageScenario
@@ -162,7 +163,18 @@ def refinements(op: Operation) -> set[str]:
         ids |= set(KB_KEYWORDS.values())
     if op.id in REQUIRED_QUERY:
         ids.add(REQUIRED_QUERY[op.id])
+    gone = _gone_requirement(op)
+    if gone:
+        ids.add(gone)
     return ids
+
+
+def _gone_requirement(op: Operation) -> str | None:
+    """For a DELETE whose resource has a GET on the same path: the requirement that it is gone."""
+    if op.method != "delete" or f"GET {op.path}" not in by_label():
+        return None
+    req = load().for_check("use_after_free", op.id)
+    return req.id if req else None
 
 
 def requirements(operation_id: str, stateful: bool = False) -> list[str]:
@@ -190,7 +202,7 @@ class Negation:
     null: bool = False
 
     def describe(self) -> str:
-        return f"{self.location} {self.name or '(whole)'}: {self.keyword}{' (null)' if self.null else ''}"
+        return f"{self.location} {self.name or '(whole)'} ({self.keyword}{', null' if self.null else ''})"
 
 
 _COVERAGE_KEYWORDS = {
@@ -417,7 +429,10 @@ def schema() -> Any:
     config = schemathesis.Config.from_dict(
         {
             "generation": {"mode": "all", "allow-x00": False},
-            "phases": {"coverage": {"unexpected-methods": []}},
+            "phases": {
+                "coverage": {"unexpected-methods": []},
+                "stateful": {"inference": {"algorithms": []}},  # the document's links only
+            },
             "checks": {
                 "negative_data_rejection": {"expected-statuses": ["4xx", "5xx"]},
                 "positive_data_acceptance": {
@@ -511,6 +526,9 @@ class Runner:
 
     def evaluate(self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False) -> None:
         self.track_created(case, response)
+        if 200 <= response.status_code < 300:
+            self.probe_required_query(case, response)
+            self.probe_gone(case, response)
         every = CHECKS + (STATEFUL_ONLY if recorder is not None else ()) + LAST
         checks = [c for c in every if self._applies(c.__name__, case, response, linked_body)]
         for name, failure in self._failures(checks, case, response, recorder):
@@ -530,6 +548,45 @@ class Runner:
         if isinstance(value, str) and value:
             path = re.sub(r"\{[^}]+\}", quote(value, safe=""), operations()[entry[0]].path)
             self.ledger.track("DELETE", path)
+
+    def probe_required_query(self, case: Case, response: Response) -> None:
+        """Once per operation, on a request the target answered 2xx (a live resource, when a link
+        supplied the path): the same request without each required query parameter is refused."""
+        op = by_label()[case.operation.label]
+        if op.id not in REQUIRED_QUERY or f"query:{op.id}" in self.auth_probed:
+            return
+        self.auth_probed.add(f"query:{op.id}")
+        url = urlsplit(str(response.request.url))
+        for name in op.required_query:
+            kept = [(k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k != name]
+            probe = self._send_probe("GET", urlunsplit(url._replace(query=urlencode(kept))))
+            if probe is not None and 200 <= probe.status_code < 300:
+                expected = f"a 4xx for {op.label} without its required query parameter {name}"
+                actual = f"HTTP {probe.status_code} without `{name}`"
+                findings.expect(REQUIRED_QUERY[op.id], False, expected, actual, exchange_of_requests(probe))
+
+    def probe_gone(self, case: Case, response: Response) -> None:
+        """After a DELETE the target answered 2xx: a GET of the same resource no longer finds it
+        (a 202 may finish later, so the GET is retried for about a second)."""
+        op = by_label()[case.operation.label]
+        requirement = _gone_requirement(op)
+        if requirement is None:
+            return
+        probe = None
+        for _ in range(4):
+            probe = self._send_probe("GET", str(response.request.url))
+            if probe is None or not 200 <= probe.status_code < 300:
+                return
+            time.sleep(0.3)
+        expected = f"404 for the resource {op.label} deleted (HTTP {response.status_code})"
+        findings.expect(requirement, False, expected, f"GET answered HTTP {probe.status_code}",
+                        exchange_of_requests(probe))
+
+    def _send_probe(self, method: str, url: str) -> requests.Response | None:
+        try:
+            return self.session.request(method, url, headers=self.call_kwargs()["headers"], timeout=self.timeout)
+        except requests.RequestException:
+            return None
 
     def _applies(self, name: str, case: Case, response: Response, linked_body: bool) -> bool:
         if name in ("negative_data_rejection", "missing_required_header"):
@@ -599,6 +656,20 @@ def exchange_of(response: Response, drop_auth: bool = False) -> Exchange:
     )
 
 
+def exchange_of_requests(response: requests.Response) -> Exchange:
+    request = response.request
+    body = request.body.encode() if isinstance(request.body, str) else request.body
+    return Exchange(
+        method=str(request.method),
+        url=str(request.url),
+        request_headers=dict(request.headers),
+        request_body=body if isinstance(body, bytes) else None,
+        status=response.status_code,
+        response_headers=dict(response.headers),
+        response_excerpt=response.text[:EXCERPT],
+    )
+
+
 def _operation_id(case: Case) -> str:
     return by_label()[case.operation.label].id
 
@@ -617,6 +688,39 @@ def _lines(message: str, limit: int = 3) -> str:
 # --- stateful -----------------------------------------------------------------------------------
 
 
+RUN_CREATES = ("createRun", "streamRun", "waitRun")
+
+
+def state_machine() -> Any:
+    """The document's links as a state machine. Scenarios start at the operations that create a
+    resource from nothing (POST without path parameters): schemathesis' heuristics would otherwise
+    drop the knowledge-base creates, whose workspaceId/integrationId it reads as foreign keys."""
+    import schemathesis.specs.openapi.stateful as stateful
+
+    original = stateful.is_likely_root_transition
+    stateful.is_likely_root_transition = lambda operation, *_: (
+        operation.method == "post" and not operation.path_parameters
+    )
+    try:
+        return schema().as_state_machine()
+    finally:
+        stateful.is_likely_root_transition = original
+
+
+def first_assistant(runner: Runner) -> str | None:
+    """An assistant to run: deployed servers need `assistant_id`, which no link provides."""
+    try:
+        response = runner.session.post(
+            f"{runner.base_url}/api/ai/assistants/search", json={"limit": 1},
+            headers=runner.call_kwargs()["headers"], timeout=runner.timeout,
+        )
+        found = response.json() if response.ok else []
+    except (requests.RequestException, ValueError):
+        return None
+    first = found[0] if isinstance(found, list) and found else None
+    return first.get("assistant_id") if isinstance(first, dict) else None
+
+
 def run_state_machine(runner: Runner, seed: int, examples: int, steps: int) -> int:
     """Follow the document's links (create -> use -> delete) for 2 x `examples` scenarios; answer
     how many ran. A real server is external state, so hypothesis may call a replay "flaky"; as
@@ -626,13 +730,18 @@ def run_state_machine(runner: Runner, seed: int, examples: int, steps: int) -> i
     from schemathesis.engine.errors import is_inconsistent_replay
 
     budget, completed = examples * 2, 0
+    assistant = first_assistant(runner)
 
-    class Workflow(schema().as_state_machine()):  # type: ignore[misc]
+    class Workflow(state_machine()):  # type: ignore[misc]
         linked_body = False
 
         def step(self, input: Any) -> Any:
             self.linked_body = (ParameterLocation.BODY, None) in input.applied_parameters
             return super().step(input)
+
+        def before_call(self, case: Case) -> None:
+            if assistant and _operation_id(case) in RUN_CREATES and isinstance(case.body, dict):
+                case.body["assistant_id"] = assistant
 
         def get_call_kwargs(self, case: Case) -> dict[str, Any]:
             return runner.call_kwargs()

@@ -25,6 +25,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--files-dir", type=Path, help="upload storage (default: beside the database)")
     parser.add_argument("--token-delay-ms", type=int, default=20, help="delay between streamed tokens")
     parser.add_argument("--max-body-bytes", type=int, default=5 * 1024 * 1024)
+    parser.add_argument("--mutant", help="serve a deliberately wrong variant (assistant_conformance.mutants)")
     return parser.parse_args(argv)
 
 
@@ -51,8 +52,13 @@ def main(argv: list[str] | None = None) -> None:
         sock.bind((args.host, args.port))
     except OSError as exc:
         sys.exit(f"assistant-reference: cannot listen on {args.host}:{args.port}: {exc.strerror}")
+    app = create_app(settings)
+    if args.mutant:
+        from ..mutants import wrap
+
+        app = wrap(app, args.mutant)
     config = uvicorn.Config(
-        create_app(settings), log_level="warning", access_log=False, timeout_graceful_shutdown=2
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=2
     )
     _AnnouncingServer(config).run(sockets=[sock])
 

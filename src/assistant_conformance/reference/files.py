@@ -72,7 +72,8 @@ async def create_chatkit_session(request: Request) -> JSONResponse:
     fields = clean(body, {"expires_after": _expires_after})
     expires_after = fields.get("expires_after", DEFAULT_EXPIRES_AFTER)
     secret = "ck_" + secrets.token_urlsafe(32)
-    expires_at = time.time() + expires_after
+    # Whole seconds, and the secret stops working exactly at the expiry it announces.
+    expires_at = int(time.time()) + expires_after
     owner = principal(request)
     session = {"owner": owner, "expires_at": expires_at, "expires_after": expires_after}
     context(request).db.put(CHATKIT_SECRET, secret, owner, {**session, "createdAt": now_iso()})

@@ -171,7 +171,7 @@ def _parts(doc: dict[str, Any]) -> list[str]:
     rows = [("core", "required", cert["parts"]["core"], cert["notes"].get("core", ""))]
     for name, status in doc["capabilities"].items():
         how = f" ({status['how']})" if status["how"] in ("declared", "detected") else ""
-        note = cert["notes"].get(name) or "; ".join(status["evidence"]) if status["how"] else ""
+        note = cert["notes"].get(name) or "; ".join(status["evidence"])
         rows.append((name, status["status"] + how, cert["parts"].get(name, ""), note))
     out = [
         "<h3>Certification by part</h3>",
