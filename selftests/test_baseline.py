@@ -14,13 +14,14 @@ from assistant_conformance import baseline
 from assistant_conformance.catalogue import load
 from assistant_conformance.findings import FAIL, WARN, Finding
 from assistant_conformance.reference import embedded
+from assistant_conformance.results import Run as SuiteRun
 from assistant_conformance.results import TestResult, build
 from assistant_conformance.settings import OptionError
 
 TODAY = dt.date(2026, 6, 1)
 
 
-def _build(entries: dict[str, baseline.Entry], *tests: TestResult):
+def _build(entries: dict[str, baseline.Entry], *tests: TestResult) -> SuiteRun:
     return build(load(), list(tests), info={}, capabilities={}, baseline=entries, today=TODAY)
 
 
@@ -111,7 +112,9 @@ def _run_with(workdir: Path, server: embedded.RunningServer, text: str) -> Run:
     return run_tiny_suite(workdir, server.base_url, *args, must_status=418, should_status=403)
 
 
-def test_known_failure_does_not_fail_the_run(tmp_path: Path, server) -> None:
+def test_known_failure_does_not_fail_the_run(
+    tmp_path: Path, server: embedded.RunningServer
+) -> None:
     run = _run_with(tmp_path / "known", server, "THR-STATUS: answers 200 (ticket 12)\n")
     assert run.returncode == 0, run.output
     assert run.verdicts()["THR-STATUS"] == "known"
@@ -119,7 +122,7 @@ def test_known_failure_does_not_fail_the_run(tmp_path: Path, server) -> None:
     assert "1 xfailed" in run.output  # JUnit and Allure show it as an expected failure
 
 
-def test_stale_entries_fail_the_run(tmp_path: Path, server) -> None:
+def test_stale_entries_fail_the_run(tmp_path: Path, server: embedded.RunningServer) -> None:
     text = (
         "THR-STATUS: answers 200 (ticket 12)\n"
         "AUTH-MISSING-REJECTED: was broken\n"  # passes now
@@ -138,7 +141,9 @@ def test_stale_entries_fail_the_run(tmp_path: Path, server) -> None:
     }
 
 
-def test_unknown_requirement_in_baseline_is_a_usage_error(tmp_path: Path, server) -> None:
+def test_unknown_requirement_in_baseline_is_a_usage_error(
+    tmp_path: Path, server: embedded.RunningServer
+) -> None:
     run = _run_with(tmp_path / "unknown", server, "THR-STATSU: typo\n")
     assert run.returncode == 4
     assert "--baseline baseline.yaml: unknown requirement ID 'THR-STATSU'" in run.output

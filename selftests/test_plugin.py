@@ -80,7 +80,8 @@ def test_unreachable_target_is_one_line_harness_error(tmp_path):
     assert run.returncode == 3
     assert "harness error: cannot reach target http://127.0.0.1:9" in run.stdout + run.stderr
     assert "some-secret-token" not in run.stdout + run.stderr
-    assert run.elapsed < 20  # type: ignore[attr-defined]
+    # Refused at once: bounded by start-up, not by timeouts (generous for a loaded machine).
+    assert run.elapsed < 45  # type: ignore[attr-defined]
 
 
 def test_rejected_token_is_one_line_harness_error(tmp_path, reference_server):

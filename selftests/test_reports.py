@@ -79,14 +79,18 @@ def test_violation_exits_1_with_fail_warn_skip_and_unsupported(failing: Run) -> 
 
 
 @pytest.mark.parametrize("run_name", ["passing", "failing"])
-def test_json_validates_against_the_shipped_schema(run_name: str, request) -> None:
+def test_json_validates_against_the_shipped_schema(
+    run_name: str, request: pytest.FixtureRequest
+) -> None:
     run: Run = request.getfixturevalue(run_name)
     jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker()).validate(
         run.document()
     )
 
 
-def test_json_identifies_the_run_and_carries_evidence(failing: Run, server) -> None:
+def test_json_identifies_the_run_and_carries_evidence(
+    failing: Run, server: embedded.RunningServer
+) -> None:
     doc = failing.document()
     assert doc["target"] == server.base_url
     assert re.fullmatch(r"[0-9a-f]{64}", doc["spec"]["openapi_sha256"])
@@ -108,7 +112,9 @@ def test_markdown_lists_what_fails_and_warns(failing: Run) -> None:
 
 
 @pytest.mark.parametrize("run_name", ["passing", "failing"])
-def test_html_shows_every_requirement_and_loads_nothing(run_name: str, request) -> None:
+def test_html_shows_every_requirement_and_loads_nothing(
+    run_name: str, request: pytest.FixtureRequest
+) -> None:
     run: Run = request.getfixturevalue(run_name)
     page = (run.report_dir / "conformance.html").read_text()
     rows = dict(
@@ -165,7 +171,7 @@ def test_terminal_summary_reads_like_h2spec(failing: Run) -> None:
 
 
 @pytest.mark.parametrize("run_name", ["passing", "failing"])
-def test_no_token_in_any_file_written(run_name: str, request) -> None:
+def test_no_token_in_any_file_written(run_name: str, request: pytest.FixtureRequest) -> None:
     run: Run = request.getfixturevalue(run_name)
     files = [p for p in run.report_dir.rglob("*") if p.is_file()]
     assert len(files) > len(REPORT_FILES)

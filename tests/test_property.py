@@ -5,8 +5,8 @@ or with `-k "createThread"` by operationId, or `-k "POST and threads"`). Each it
 coverage cases (N // 10 per scenario and field at depth N) and N fuzzed cases, valid and invalid,
 seeded from --seed, and records every check failure as a finding against its requirement
 (assistant_conformance.property says which check maps to which requirement and why).
-A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200, accepting
-`permission: "x"` on a knowledge base, or a request without Authorization.
+A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200,
+accepting `permission: "x"` on a knowledge base, or a request without Authorization.
 """
 
 from __future__ import annotations

@@ -29,5 +29,7 @@ def test_state_machine(target, suite_settings, ledger) -> None:
             examples=suite_settings.examples,
             ledger=ledger,
         )
-        scenarios = prop.run_state_machine(runner, suite_settings.seed, suite_settings.examples, STEPS)
+        scenarios = prop.run_state_machine(
+            runner, suite_settings.seed, suite_settings.examples, STEPS
+        )
         print(f"stateful: {scenarios} scenarios, {runner.sent} requests")

@@ -14,7 +14,8 @@ Scoping (what the suite may demand by the document's authority, see spec/README.
 - positive_data_acceptance judges only mandated bodies: Knowledgebase bodies without undeclared
   fields and with plausible values (bounds are "not shown", section 8), the empty bulk array (its
   items are interpreted), and a process body of ids a link took from a bulk answer (stateful).
-- a 5xx on negative input is ROBUST-NO-5XX only; on valid input it also fails the status requirement.
+- a 5xx on negative input is ROBUST-NO-5XX only; on valid input it also fails the status
+  requirement.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 import time
 import uuid
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -180,13 +182,15 @@ def _gone_requirement(op: Operation) -> str | None:
 def requirements(operation_id: str, stateful: bool = False) -> list[str]:
     """Every requirement a property test of this operation may record (its req marker)."""
     names = {c.__name__ for c in CHECKS + LAST + (STATEFUL_ONLY if stateful else ())}
-    ids = {r.id for r in load().requirements.values() if any(r.covers(n, operation_id) for n in names)}
+    ids = {
+        r.id for r in load().requirements.values() if any(r.covers(n, operation_id) for n in names)
+    }
     return sorted(ids | refinements(operations()[operation_id]))
 
 
 def stateful_requirements() -> list[str]:
     ids = {rid for op in operations() for rid in requirements(op, stateful=True)}
-    # use_after_free skips a repeated DELETE and nothing else uses a context file: not observable here.
+    # use_after_free skips a repeated DELETE and nothing else uses a context file: not observable.
     ids.discard("CTX-DELETE-GONE")
     return sorted(ids)
 
@@ -202,7 +206,8 @@ class Negation:
     null: bool = False
 
     def describe(self) -> str:
-        return f"{self.location} {self.name or '(whole)'} ({self.keyword}{', null' if self.null else ''})"
+        null = ", null" if self.null else ""
+        return f"{self.location} {self.name or '(whole)'} ({self.keyword}{null})"
 
 
 _COVERAGE_KEYWORDS = {
@@ -257,7 +262,9 @@ def negations(case: Case) -> list[Negation]:
         elif m.operator == OperatorKind.CHANGE_TYPE or "type" in keywords:
             keyword = "type"
         else:
-            keyword = next((k for k in ("enum", "format") if k in keywords), ",".join(sorted(keywords)))
+            keyword = next(
+                (k for k in ("enum", "format") if k in keywords), ",".join(sorted(keywords))
+            )
         name = ".".join(_pointer_path(m.schema_pointer)) if loc == "body" else (m.parameter or "")
         result.append(Negation(loc, name, keyword, keyword == "type" and m.new_value == "null"))
     if not result and getattr(data, "parameter_location", None) is not None:
@@ -278,7 +285,7 @@ def only_last_event_id(case: Case) -> bool:
 
 
 def requirement_for(check: str, case: Case, response: Response, failure: Failure) -> str | None:
-    """The requirement a check failure is a finding against; None where the suite may not demand it."""
+    """The requirement a check failure is a finding against; None where the suite may not ask."""
     op = operations()[_operation_id(case)]
     if check == "negative_data_rejection":
         return _negative_requirement(op, case, response)
@@ -330,12 +337,16 @@ def _negation_requirement(op: Operation, n: Negation, response: Response) -> str
     if n.location == "header":
         if _is_last_event_id(n):
             return None  # absent or empty means "from the first event" (spec x-interpretation-note)
-        if n.name.lower() == "authorization":  # other mutations were overridden by the suite's token
+        if n.name.lower() == "authorization":  # other mutations: the suite's token replaced them
             sent = "authorization" in {k.lower() for k in response.request.headers}
             return "AUTH-MISSING-REJECTED" if n.keyword == "missing" and not sent else None
         return ROBUST
     if n.location == "query" and n.name in op.required_query and n.keyword in ("missing", "type"):
         return REQUIRED_QUERY.get(op.id, ROBUST)
+    if n.null and n.location == "body" and op.body not in BODY_SHAPE:
+        return (
+            None  # null for an optional interpreted field: LangGraph's own models read it as absent
+        )
     if n.location != "body" or op.body not in BODY_SHAPE:
         return ROBUST
     if n.keyword == "missing" and n.name == "":
@@ -446,7 +457,9 @@ def schema() -> Any:
     return schemathesis.openapi.from_path(str(OPENAPI_PATH), config=config)
 
 
-def hypothesis_settings(examples: int, base: hypothesis.settings | None = None, **extra: Any) -> hypothesis.settings:
+def hypothesis_settings(
+    examples: int, base: hypothesis.settings | None = None, **extra: Any
+) -> hypothesis.settings:
     return hypothesis.settings(
         base,
         max_examples=examples,
@@ -461,7 +474,9 @@ def hypothesis_settings(examples: int, base: hypothesis.settings | None = None, 
 def configure(test: Any, label: str, seed: int, examples: int) -> None:
     """Apply the suite's seed and depth to one operation's generated (hypothesis) test."""
     test._hypothesis_internal_use_seed = derive_operation_seed(seed, label)
-    test._hypothesis_internal_use_settings = hypothesis_settings(examples, test._hypothesis_internal_use_settings)
+    test._hypothesis_internal_use_settings = hypothesis_settings(
+        examples, test._hypothesis_internal_use_settings
+    )
 
 
 # --- running cases and recording findings ------------------------------------------------------
@@ -489,7 +504,12 @@ class Runner:
 
     def call_kwargs(self) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.token}"}
-        return {"base_url": self.base_url, "headers": headers, "timeout": self.timeout, "session": self.session}
+        return {
+            "base_url": self.base_url,
+            "headers": headers,
+            "timeout": self.timeout,
+            "session": self.session,
+        }
 
     def wanted(self, case: Case) -> bool:
         """At depth N keep N // 10 (at least 1) coverage cases per scenario and field."""
@@ -519,12 +539,15 @@ class Runner:
         try:
             return case.call(**self.call_kwargs())
         except (requests.Timeout, requests.ConnectionError, TimeoutError) as exc:
-            self.broken = f"{case.operation.label}: no answer within {self.timeout:g} s ({type(exc).__name__})"
+            reason = type(exc).__name__
+            self.broken = f"{case.operation.label}: no answer within {self.timeout:g} s ({reason})"
             expected = f"an answer within {self.timeout:g} s"
             findings.expect(status_requirement(_operation_id(case)), False, expected, self.broken)
             raise TransportBroken(self.broken) from None
 
-    def evaluate(self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False) -> None:
+    def evaluate(
+        self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False
+    ) -> None:
         self.track_created(case, response)
         if 200 <= response.status_code < 300:
             self.probe_required_query(case, response)
@@ -563,7 +586,9 @@ class Runner:
             if probe is not None and 200 <= probe.status_code < 300:
                 expected = f"a 4xx for {op.label} without its required query parameter {name}"
                 actual = f"HTTP {probe.status_code} without `{name}`"
-                findings.expect(REQUIRED_QUERY[op.id], False, expected, actual, exchange_of_requests(probe))
+                findings.expect(
+                    REQUIRED_QUERY[op.id], False, expected, actual, exchange_of_requests(probe)
+                )
 
     def probe_gone(self, case: Case, response: Response) -> None:
         """After a DELETE the target answered 2xx: a GET of the same resource no longer finds it
@@ -579,12 +604,19 @@ class Runner:
                 return
             time.sleep(0.3)
         expected = f"404 for the resource {op.label} deleted (HTTP {response.status_code})"
-        findings.expect(requirement, False, expected, f"GET answered HTTP {probe.status_code}",
-                        exchange_of_requests(probe))
+        findings.expect(
+            requirement,
+            False,
+            expected,
+            f"GET answered HTTP {probe.status_code}",
+            exchange_of_requests(probe),
+        )
 
     def _send_probe(self, method: str, url: str) -> requests.Response | None:
         try:
-            return self.session.request(method, url, headers=self.call_kwargs()["headers"], timeout=self.timeout)
+            return self.session.request(
+                method, url, headers=self.call_kwargs()["headers"], timeout=self.timeout
+            )
         except requests.RequestException:
             return None
 
@@ -599,8 +631,10 @@ class Runner:
             self.auth_probed.add(case.operation.label)
         return True
 
-    def _failures(self, checks: list[Any], case: Case, response: Response, recorder: Any) -> list[tuple[str, Failure]]:
-        """Run the checks in one context (as Case.validate_response does), keeping each failure's check."""
+    def _failures(
+        self, checks: list[Any], case: Case, response: Response, recorder: Any
+    ) -> list[tuple[str, Failure]]:
+        """Run the checks in one context (as Case.validate_response does), naming each failure's."""
         kwargs = self.call_kwargs()
         phase = PhaseName.from_str(case.meta.phase.name.value) if case.meta is not None else None
         config = case.operation.schema.config.checks_config_for(
@@ -617,23 +651,32 @@ class Runner:
             phase=phase,
         )
         found: list[tuple[str, Failure]] = []
-        try:
+        # A probe of ignored_auth (the last check) that gets no answer proves nothing either way.
+        with suppress(requests.Timeout, requests.ConnectionError):
             run_checks(
-                case=case, response=response, ctx=ctx, checks=checks,
+                case=case,
+                response=response,
+                ctx=ctx,
+                checks=checks,
                 on_failure=lambda name, _, failure: found.append((name, failure)),
             )
-        except (requests.Timeout, requests.ConnectionError):
-            pass  # a probe of ignored_auth (the last check) got no answer: that proves nothing
         return found
 
-    def _record(self, req_id: str, check: str, case: Case, response: Response, failure: Failure) -> None:
-        summary = "; ".join(n.describe() for n in negations(case)) if check == "negative_data_rejection" else ""
+    def _record(
+        self, req_id: str, check: str, case: Case, response: Response, failure: Failure
+    ) -> None:
+        summary = (
+            "; ".join(n.describe() for n in negations(case))
+            if check == "negative_data_rejection"
+            else ""
+        )
         key = f"{req_id}|{check}|{failure.title}|{summary}"
         self.recorded[key] += 1
         self.recorded[req_id] += 1
         if self.recorded[key] > 1 or self.recorded[req_id] > FINDINGS_PER_REQUIREMENT:
             return
-        actual = f"{case.operation.label}: HTTP {response.status_code}; {failure.title}. {_lines(failure.message)}"
+        actual = f"{case.operation.label}: HTTP {response.status_code}; {failure.title}."
+        actual += f" {_lines(failure.message)}"
         if summary:
             actual += f" [{summary}]"
         evidence = exchange_of(response, drop_auth=isinstance(failure, IgnoredAuth))
@@ -643,7 +686,9 @@ class Runner:
 def exchange_of(response: Response, drop_auth: bool = False) -> Exchange:
     """The suite's evidence (redacted excerpt and curl) from a schemathesis response."""
     request = response.request
-    headers = {k: v for k, v in request.headers.items() if not (drop_auth and k.lower() == "authorization")}
+    headers = {
+        k: v for k, v in request.headers.items() if not (drop_auth and k.lower() == "authorization")
+    }
     body = request.body.encode() if isinstance(request.body, str) else request.body
     return Exchange(
         method=str(request.method),
@@ -711,8 +756,10 @@ def first_assistant(runner: Runner) -> str | None:
     """An assistant to run: deployed servers need `assistant_id`, which no link provides."""
     try:
         response = runner.session.post(
-            f"{runner.base_url}/api/ai/assistants/search", json={"limit": 1},
-            headers=runner.call_kwargs()["headers"], timeout=runner.timeout,
+            f"{runner.base_url}/api/ai/assistants/search",
+            json={"limit": 1},
+            headers=runner.call_kwargs()["headers"],
+            timeout=runner.timeout,
         )
         found = response.json() if response.ok else []
     except (requests.RequestException, ValueError):
@@ -749,9 +796,13 @@ def run_state_machine(runner: Runner, seed: int, examples: int, steps: int) -> i
         def call(self, case: Case, **kwargs: Any) -> Response:
             return runner.send(case)
 
-        def validate_response(self, response: Response, case: Case, *args: Any, **kwargs: Any) -> None:
+        def validate_response(
+            self, response: Response, case: Case, *args: Any, **kwargs: Any
+        ) -> None:
             positive = case.meta is None or case.meta.generation.mode.is_positive
-            runner.evaluate(case, response, self.recorder, linked_body=self.linked_body and positive)
+            runner.evaluate(
+                case, response, self.recorder, linked_body=self.linked_body and positive
+            )
 
         def teardown(self) -> None:
             nonlocal completed

@@ -19,20 +19,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument(
-        "--token", action="append", required=True, help="accepted bearer token (repeatable; each is a principal)"
+        "--token",
+        action="append",
+        required=True,
+        help="accepted bearer token (repeatable; each is a principal)",
     )
     parser.add_argument("--db", type=Path, help="SQLite file (default: a fresh temporary file)")
-    parser.add_argument("--files-dir", type=Path, help="upload storage (default: beside the database)")
-    parser.add_argument("--token-delay-ms", type=int, default=20, help="delay between streamed tokens")
+    parser.add_argument(
+        "--files-dir", type=Path, help="upload storage (default: beside the database)"
+    )
+    parser.add_argument(
+        "--token-delay-ms", type=int, default=20, help="delay between streamed tokens"
+    )
     parser.add_argument("--max-body-bytes", type=int, default=5 * 1024 * 1024)
-    parser.add_argument("--mutant", help="serve a deliberately wrong variant (assistant_conformance.mutants)")
+    parser.add_argument(
+        "--mutant", help="serve a deliberately wrong variant (assistant_conformance.mutants)"
+    )
     return parser.parse_args(argv)
 
 
 class _AnnouncingServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
-        host, port = sockets[0].getsockname()[:2] if sockets else (self.config.host, self.config.port)
+        host, port = (
+            sockets[0].getsockname()[:2] if sockets else (self.config.host, self.config.port)
+        )
         print(f"http://{host}:{port}", flush=True)
 
 
@@ -57,9 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         from ..mutants import wrap
 
         app = wrap(app, args.mutant)
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_graceful_shutdown=2
-    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     _AnnouncingServer(config).run(sockets=[sock])
 
 

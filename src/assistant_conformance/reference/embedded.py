@@ -45,7 +45,7 @@ def start(
     """Run `python -m assistant_conformance.reference` and wait until it prints its URL."""
     args = [sys.executable, "-m", "assistant_conformance.reference", "--port", "0"]
     for token in tokens:
-        args += ["--token", token]
+        args.append(f"--token={token}")  # "=": a random token may start with "-"
     args += ["--db", str(db_path), "--token-delay-ms", str(token_delay_ms), *(extra_args or [])]
     # The token travels in argv of a loopback child only; it is never printed.
     log_path = db_path.with_suffix(".log")

@@ -55,7 +55,7 @@ class ThreadSearch(Options):
     values: dict[str, Any] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
     ids: list[str] | None = None
-    limit: int = Field(10, ge=0)
+    limit: int = Field(10, ge=1)
     offset: int = Field(0, ge=0)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
