@@ -1,10 +1,12 @@
 """Property tests, stateless: schemathesis exercises every operation of spec/openapi.yaml.
 
-One pytest item per operation (`test_operation[POST /api/ai/threads]`; select one with its node id,
-or with `-k "createThread"` by operationId, or `-k "POST and threads"`). Each item sends the
-coverage cases (N // 10 per scenario and field at depth N) and N fuzzed cases, valid and invalid,
-seeded from --seed, and records every check failure as a finding against its requirement
-(assistant_conformance.property says which check maps to which requirement and why).
+One pytest item per operation, `test_operation[POST /api/ai/threads]`. Select one by node id
+(`"tests/test_property.py::test_operation[POST /api/ai/threads]"`) or by operationId
+(`-k createThread`); pytest's -k grammar cannot take "POST /api/ai/threads" as one word
+(`-k "POST and /api/ai/threads"` works, matching every POST under that path). Each item sends the
+coverage cases (N // 10 per scenario and field at depth N = --examples) and N fuzzed cases, valid
+and invalid, seeded from --seed: the same seed and node id send the same cases again. Every check
+failure is a finding against its requirement (assistant_conformance.property_scope says which).
 A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200,
 accepting `permission: "x"` on a knowledge base, or a request without Authorization.
 """

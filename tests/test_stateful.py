@@ -1,11 +1,13 @@
 """Property tests, stateful: schemathesis follows the links of spec/openapi.yaml.
 
-The state machine chains create -> use -> delete for knowledge bases and their documents, threads
-and runs (streams included, cut at the request timeout), conversations and messages, and context
-files, with every stateless check plus use_after_free (a deleted thread still readable fails
-THR-DELETE-GONE) and ensure_resource_availability (a created message not readable fails
-MSG-GET-CREATED). It deletes only what it created through the links; what it leaves is tracked in
-the ledger and removed at the end of the session.
+One state machine per chain of links (`test_state_machine[threads and runs]`, ...): create -> use
+-> delete for knowledge bases and their documents, threads and runs (streams included, cut at
+max-stream-events or the request timeout), conversations and messages, and context files. Every
+stateless check runs on each step, plus use_after_free and a GET after each DELETE (a deleted
+thread still readable warns THR-DELETE-GONE), ensure_resource_availability (a created message not
+readable warns MSG-GET-CREATED), and the required query parameters probed on live resources (a
+status query answering without `ids` fails KB-STATUS-IDS-REQUIRED). It deletes only what it created
+through the links; what it leaves is in the ledger and removed at the end of the session.
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ import requests
 
 from assistant_conformance import property as prop
 
-STEPS = 8  # per scenario; scenarios: 2 x --examples
+STEPS = 10  # per scenario; scenarios: about 4 x --examples in all (shares in prop.AREAS)
+AREAS = [
+    pytest.param(area, marks=pytest.mark.req(*prop.stateful_requirements(tags)), id=area)
+    for area, (tags, _) in prop.AREAS.items()
+]
 
 
-@pytest.mark.req(*prop.stateful_requirements())
-def test_state_machine(target, suite_settings, ledger) -> None:
+@pytest.mark.parametrize("area", AREAS)
+def test_state_machine(area: str, target, suite_settings, ledger) -> None:
     with requests.Session() as session:
         runner = prop.Runner(
             base_url=target.base_url,
@@ -29,7 +35,6 @@ def test_state_machine(target, suite_settings, ledger) -> None:
             examples=suite_settings.examples,
             ledger=ledger,
         )
-        scenarios = prop.run_state_machine(
-            runner, suite_settings.seed, suite_settings.examples, STEPS
-        )
-        print(f"stateful: {scenarios} scenarios, {runner.sent} requests")
+        seed, examples = suite_settings.seed, suite_settings.examples
+        scenarios = prop.run_state_machine(runner, area, seed, examples, STEPS)
+        print(f"{area}: {scenarios} scenarios, {runner.sent} requests")

@@ -64,7 +64,7 @@ class _State:
 state = _State()
 
 
-class Blocked(pytest.skip.Exception):  # type: ignore[misc,name-defined]
+class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
     """A test cannot go on after a failed precondition; recorded findings decide its verdict."""
 
 

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from . import __version__, baseline, capabilities, collect, findings, integrations, redact
+from . import __version__, baseline, capabilities, collect, findings, integrations, redact, safety
 from .catalogue import load
 from .findings import TestRecord
-from .ledger import Ledger
+from .ledger import ALT, ANONYMOUS, MAIN, Ledger
 from .report import run_info, terminal_summary, write_all
 from .results import Gate, build
 from .settings import OptionError, SuiteSettings, add_options
@@ -68,12 +68,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"baseline: {settings.baseline} ({len(config.stash[BASELINE_KEY])} entries)")
     if settings.unsupported:
         lines.append(f"declared unsupported: {', '.join(settings.unsupported)}")
+    if settings.read_only:
+        lines.append("read-only mode: only checks that change nothing run; the others are skipped")
+    if settings.no_cleanup:
+        lines.append("--no-cleanup: what the run creates stays on the target (--sweep removes it)")
     return lines
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Make requirement IDs, their sections and levels selectable with -k and -m; label them."""
     catalogue = load()
+    if config.stash[SETTINGS_KEY].read_only:
+        safety.skip_writers(items)
     for item in items:
         ids = requirement_ids(item)
         for rid in ids:
@@ -101,52 +107,78 @@ def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
 
 @pytest.fixture(scope="session")
 def target(
-    suite_settings: SuiteSettings, tmp_path_factory: pytest.TempPathFactory
+    pytestconfig: pytest.Config,
+    suite_settings: SuiteSettings,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Target]:
     try:
         opened = open_target(suite_settings, tmp_path_factory.mktemp("target"))
     except HarnessError as exc:
-        pytest.exit(f"harness error: {exc}", returncode=HARNESS_ERROR_EXIT)
+        reason = redact.text(str(exc))
+        pytestconfig.stash[STATE_KEY]["stopped"] = reason
+        pytest.exit(f"harness error: {reason}", returncode=HARNESS_ERROR_EXIT)
     yield opened
     opened.stop()
 
 
-def _client(target: Target, settings: SuiteSettings, token: str | None) -> httpx.Client:
+@pytest.fixture(scope="session")
+def run_safety(
+    pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target
+) -> Iterator[safety.Session]:
+    """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
+    session = safety.Session.open(suite_settings, target)
+    pytestconfig.stash[STATE_KEY]["safety"] = session
+    yield session
+    session.finish(suite_settings, target)
+
+
+def _client(
+    target: Target, settings: SuiteSettings, run: safety.Session, principal: str
+) -> httpx.Client:
+    token = {MAIN: target.token, ALT: target.alt_token}.get(principal)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.Client(base_url=target.base_url, headers=headers, timeout=settings.request_timeout)
+    transport = run.transport(principal, token)
+    return httpx.Client(
+        base_url=target.base_url,
+        headers=headers,
+        timeout=settings.request_timeout,
+        transport=transport,
+    )
 
 
 @pytest.fixture(scope="session")
-def api(target: Target, suite_settings: SuiteSettings) -> Iterator[httpx.Client]:
+def api(
+    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
+) -> Iterator[httpx.Client]:
     """A client of the main principal."""
-    with _client(target, suite_settings, target.token) as client:
+    with _client(target, suite_settings, run_safety, MAIN) as client:
         yield client
 
 
 @pytest.fixture(scope="session")
-def ledger(api: httpx.Client, suite_settings: SuiteSettings) -> Iterator[Ledger]:
-    """Tracks what the run creates; removes it at the end of the session."""
-    suite_settings.report_dir.mkdir(parents=True, exist_ok=True)
-    own = Ledger(suite_settings.report_dir / "ledger.jsonl")
-    yield own
-    leftovers = own.clean_up(api)
-    if leftovers:
-        print("\ncould not remove what the suite created: " + "; ".join(leftovers))
+def ledger(run_safety: safety.Session) -> Ledger:
+    """Tracks what the run creates (the suite's clients record their creates themselves); what it
+    lists is removed at the end of the session, newest first."""
+    return run_safety.ledger
 
 
 @pytest.fixture(scope="session")
-def alt_api(target: Target, suite_settings: SuiteSettings) -> Iterator[httpx.Client]:
+def alt_api(
+    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
+) -> Iterator[httpx.Client]:
     """A client of the second principal; tests that need it are skipped without --alt-token."""
     if not target.alt_token:
         pytest.skip("no second principal: give --alt-token to check isolation")
-    with _client(target, suite_settings, target.alt_token) as client:
+    with _client(target, suite_settings, run_safety, ALT) as client:
         yield client
 
 
 @pytest.fixture(scope="session")
-def anonymous_api(target: Target, suite_settings: SuiteSettings) -> Iterator[httpx.Client]:
+def anonymous_api(
+    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
+) -> Iterator[httpx.Client]:
     """A client that sends no credential."""
-    with _client(target, suite_settings, None) as client:
+    with _client(target, suite_settings, run_safety, ANONYMOUS) as client:
         yield client
 
 
@@ -196,6 +228,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    safety.redact_report(report, call)  # an exception, captured output: before anyone shows it
     record = item.stash.get(_RECORD_KEY, None) if call.when == "call" else None
     caps = item.config.stash[CAPS_KEY]
     extra = {"capabilities": {g: s.as_dict() for g, s in caps.items()}} if caps else {}
@@ -214,12 +247,27 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[STATE_KEY].update(started=datetime.now(UTC), clock=time.monotonic())
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> bool | None:
+    """--sweep: remove what earlier runs left on the target, and run no tests."""
+    settings = session.config.stash[SETTINGS_KEY]
+    if not settings.sweep:
+        return None
+    session.items = []
+    session.config.stash[STATE_KEY]["sweep"] = safety.sweep(settings)
+    return True
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     collector = config.stash[COLLECTOR_KEY]
+    state = config.stash[STATE_KEY]
+    if "sweep" in state:
+        session.exitstatus = state["sweep"].exit_status
+        return
     if hasattr(config, "workerinput") or not collector.results:
         return  # not a conformance run (e.g. the project's selftests): pytest decides
-    settings, state = config.stash[SETTINGS_KEY], config.stash[STATE_KEY]
+    settings = config.stash[SETTINGS_KEY]
     run = build(
         load(),
         collector.results,
@@ -230,11 +278,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         unattributed=collector.unattributed,
     )
     status = int(session.exitstatus)
-    if status in (0, 1):
+    stopped = safety.stop_reason(state)
+    if status in (0, 1) and not stopped:
         session.exitstatus = run.gate.exit_status
-    elif status != run.gate.exit_status:  # interrupted, or stopped by a harness error
+    elif status != run.gate.exit_status or stopped:  # interrupted, or stopped by a harness error
         why = "harness error" if status == HARNESS_ERROR_EXIT else "interrupted"
-        run.gate = Gate(status, why, [f"the run stopped early (exit {status})"])
+        early = [f"the run stopped early (exit {status})"]
+        run.gate = Gate(status, why, [stopped, *run.gate.problems] if stopped else early)
     write_all(run, settings.report_dir)
     state["run"] = run
 
@@ -242,6 +292,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    run = config.stash[STATE_KEY].get("run") if STATE_KEY in config.stash else None
-    if run is not None:
-        terminal_summary(terminalreporter, run, config.stash[SETTINGS_KEY].report_dir)
+    state = config.stash.get(STATE_KEY, {})
+    if state.get("run") is not None:
+        terminal_summary(terminalreporter, state["run"], config.stash[SETTINGS_KEY].report_dir)
+    for line in safety.summary(state):
+        terminalreporter.write_line(line)

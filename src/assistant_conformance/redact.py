@@ -1,18 +1,33 @@
-"""Secrets never leave the process: every text the suite prints or writes passes through here."""
+"""Secrets never leave the process: every text the suite prints or writes passes through here.
+
+Three nets, each catching what the one before can miss:
+- every registered secret (the tokens, each chat-kit client secret) is masked wherever it is,
+  also where a cut excerpt ends inside one (its first MIN_SECRET_LENGTH characters or more);
+- the credential after any `Authorization:` is masked, registered or not;
+- the value of any JSON field named like a credential (`client_secret`, `access_token`, ...) is
+  masked, so a secret a target hands out is hidden even before a test registers it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import re
+from urllib.parse import quote
 
 MASK = "[REDACTED]"
+MIN_SECRET_LENGTH = 8  # a shorter secret could not be masked without masking ordinary text
 _secrets: dict[str, str | None] = {}  # secret -> environment variable a reproduction reads it from
 # A credential after "Authorization:" (not the curl placeholder); stops before quotes and escapes
 # so that masking inside serialised JSON keeps it valid.
 _AUTH_HEADER = re.compile(
-    r"(?i)(authorization\s*[:=]\s*['\"]?)(?!(?:bearer\s+)?\$ASSISTANT_API_TOKEN)"
+    r"(?i)(authorization\s*[:=]\s*['\"]?)(?!(?:bearer\s+)?\$ASSISTANT_API_(?:ALT_)?TOKEN)"
     r"(bearer\s+|basic\s+)?[^\s'\",}\\]+"
 )
-MIN_SECRET_LENGTH = 8
+# "client_secret": "..." (also escaped inside a JSON string, and cut before its closing quote).
+_SECRET_FIELD = re.compile(
+    r"(?i)((?:\\?[\"'])(?:client_secret|secret|access_token|refresh_token|id_token|api_key|apikey"
+    r"|password)(?:\\?[\"'])\s*:\s*(?:\\?[\"']))((?:[^\"'\\]|\\(?![\"']))+)"
+)
 
 
 def register(secret: str | None, env_name: str | None = None) -> None:
@@ -20,23 +35,77 @@ def register(secret: str | None, env_name: str | None = None) -> None:
 
     `env_name` names the variable a reproduction line reads the secret from instead.
     """
-    if secret and len(secret) >= MIN_SECRET_LENGTH:
-        _secrets[secret] = env_name
+    if not secret or len(secret) < MIN_SECRET_LENGTH:
+        return
+    for form in dict.fromkeys((secret, quote(secret, safe=""))):  # as sent, and as in a URL
+        if env_name or form not in _secrets:
+            _secrets[form] = env_name
+
+
+def is_secret(value: str) -> bool:
+    """Whether `value` is a registered secret (a credential the run holds)."""
+    return value in _secrets
+
+
+def contains_secret(value: str) -> bool:
+    return any(secret in value for secret in _secrets)
+
+
+def _mask_secrets(value: str, replace: dict[str, str]) -> str:
+    for secret in sorted(replace, key=len, reverse=True):
+        if secret in value:
+            value = value.replace(secret, replace[secret])
+    return _mask_cut_tail(value)
+
+
+def _mask_cut_tail(value: str) -> str:
+    """A text cut short (an excerpt) may end with the beginning of a secret: mask that too."""
+    for secret in _secrets:
+        for size in range(len(secret) - 1, MIN_SECRET_LENGTH - 1, -1):
+            if value.endswith(secret[:size]):
+                return value[:-size] + MASK
+    return value
 
 
 def as_variable(value: str) -> str:
     """The value with each registered secret written as its `$VARIABLE`, or masked without one."""
-    for secret, env_name in sorted(_secrets.items(), key=lambda kv: len(kv[0]), reverse=True):
-        value = value.replace(secret, f"${env_name}" if env_name else MASK)
-    return value
+    return _mask_secrets(value, {s: (f"${env}" if env else MASK) for s, env in _secrets.items()})
 
 
 def text(value: str) -> str:
-    """The value with every registered secret and every Authorization credential masked."""
-    for secret in sorted(_secrets, key=len, reverse=True):
-        value = value.replace(secret, MASK)
-    return _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}{MASK}", value)
+    """The value with every registered secret, Authorization credential and secret field masked."""
+    value = _mask_secrets(value, dict.fromkeys(_secrets, MASK))
+    value = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}{MASK}", value)
+    return _SECRET_FIELD.sub(lambda m: f"{m.group(1)}{MASK}", value)
 
 
 def headers(values: dict[str, str]) -> dict[str, str]:
     return {k: (MASK if k.lower() == "authorization" else text(v)) for k, v in values.items()}
+
+
+def exception(exc: BaseException) -> None:
+    """Mask secrets in an exception's message in place (its args), e.g. before a report shows it."""
+    if not contains_secret(str(exc)) and not any(
+        isinstance(a, str) and contains_secret(a) for a in exc.args
+    ):
+        return
+    with contextlib.suppress(AttributeError, TypeError):  # exotic exception types
+        exc.args = tuple(text(a) if isinstance(a, str) else a for a in exc.args)
+
+
+_SECRET_KEYS = frozenset(
+    ("client_secret", "secret", "access_token", "refresh_token", "id_token", "api_key", "apikey")
+)
+
+
+def register_fields(value: object) -> None:
+    """Register the string value of every credential-named field of a JSON answer as a secret."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and str(key).lower() in _SECRET_KEYS:
+                register(item)
+            elif isinstance(item, dict | list):
+                register_fields(item)
+    elif isinstance(value, list):
+        for item in value[:100]:
+            register_fields(item)

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from .redact import MIN_SECRET_LENGTH
+
 
 @dataclass(frozen=True)
 class Option:
@@ -84,6 +86,30 @@ OPTIONS = (
         "store, conversations, files, contexts, chatkit",
         "",
     ),
+    Option(
+        "--read-only",
+        "ASSISTANT_API_READ_ONLY",
+        "only checks that change nothing (reads, refused credentials, unknown ids): for production",
+        False,
+        bool,
+        True,
+    ),
+    Option(
+        "--sweep",
+        "ASSISTANT_API_SWEEP",
+        "remove what earlier runs against this target left (listed in their ledgers), then stop",
+        False,
+        bool,
+        True,
+    ),
+    Option(
+        "--no-cleanup",
+        "ASSISTANT_API_NO_CLEANUP",
+        "keep what the run creates, for debugging (a later --sweep removes it)",
+        False,
+        bool,
+        True,
+    ),
 )
 
 # Optional capability groups (--unsupported); capabilities.py maps them to catalogue sections.
@@ -133,6 +159,9 @@ class SuiteSettings:
     report_dir: Path
     baseline: Path | None = None
     unsupported: tuple[str, ...] = ()
+    read_only: bool = False
+    sweep: bool = False
+    no_cleanup: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteSettings:
@@ -164,6 +193,16 @@ class SuiteSettings:
             )
         if self.base_url and not self.token:
             raise OptionError("--base-url needs --token (or ASSISTANT_API_TOKEN)")
+        for flag, token in (("--token", self.token), ("--alt-token", self.alt_token)):
+            if token is not None and len(token) < MIN_SECRET_LENGTH:
+                raise OptionError(
+                    f"{flag} is shorter than {MIN_SECRET_LENGTH} characters: "
+                    "so short a token cannot be kept out of the reports"
+                )
+        if self.sweep and self.read_only:
+            raise OptionError("--sweep deletes data: it cannot be combined with --read-only")
+        if self.sweep and self.no_cleanup:
+            raise OptionError("--sweep and --no-cleanup contradict each other")
         if self.examples < 1:
             raise OptionError("--examples must be at least 1")
         for name in ("request_timeout", "process_timeout"):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+import socket
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,14 +62,49 @@ def preflight(target: Target, timeout: float) -> None:
     headers = {"Authorization": f"Bearer {target.token}"}
     try:
         response = httpx.post(url, json={"limit": 1}, headers=headers, timeout=timeout)
+    except httpx.ConnectTimeout:
+        raise HarnessError(f"no connection to {target.base_url} within {timeout:g} s") from None
     except httpx.TimeoutException:
         raise HarnessError(
-            f"target {target.base_url} did not answer within {timeout:g} s"
+            f"target {target.base_url} accepted the connection but did not answer within "
+            f"{timeout:g} s (--request-timeout)"
         ) from None
     except httpx.HTTPError as exc:
-        reason = redact.text(str(exc) or type(exc).__name__)
-        raise HarnessError(f"cannot reach target {target.base_url}: {reason}") from None
+        raise HarnessError(_unreachable(target.base_url, exc)) from None
     if response.status_code in (401, 403):
         raise HarnessError(
-            f"target {target.base_url} rejects the token (HTTP {response.status_code}): check --token"
+            f"target {target.base_url} rejects the token (HTTP {response.status_code}): "
+            "check --token"
         )
+    if response.status_code in (404, 405):
+        raise HarnessError(
+            f"target {target.base_url} answers HTTP {response.status_code} to POST "
+            "/api/ai/threads/search: is --base-url the root of the API (without /api/ai)?"
+        )
+
+
+def _unreachable(base_url: str, exc: httpx.HTTPError) -> str:
+    """One line for a request that got no HTTP answer: DNS, refused connection, TLS, or other."""
+    host = httpx.URL(base_url).host
+    for cause in _chain(exc):
+        if isinstance(cause, socket.gaierror):
+            return f"cannot resolve the host name {host!r} of {base_url} (DNS): {cause.strerror}"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"cannot reach target {base_url}: connection refused (nothing listens there)"
+        if isinstance(cause, ssl.SSLError):
+            reason = getattr(cause, "reason", None) or type(cause).__name__
+            return (
+                f"TLS with {base_url} failed ({reason}): the port may not speak https, "
+                "or its certificate is not trusted"
+            )
+    reason = redact.text(str(exc) or type(exc).__name__)
+    return f"cannot reach target {base_url}: {reason}"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen

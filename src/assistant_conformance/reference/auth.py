@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .db import Database
 from .errors import error_response
@@ -35,7 +35,9 @@ def principal_for(header: str | None, tokens: dict[str, str], db: Database) -> s
 class BearerAuth:
     """ASGI middleware: 401 JSON with `WWW-Authenticate: Bearer` unless the credential is known."""
 
-    def __init__(self, app: ASGIApp, tokens: Callable[[], dict[str, str]], db: Callable[[], Database]):
+    def __init__(
+        self, app: ASGIApp, tokens: Callable[[], dict[str, str]], db: Callable[[], Database]
+    ):
         self.app = app
         self.tokens = tokens
         self.db = db
@@ -89,7 +91,7 @@ class BodyLimit:
         body = b"".join(chunks)
         sent = False
 
-        async def replay() -> dict:
+        async def replay() -> Message:
             nonlocal sent
             if not sent:
                 sent = True
@@ -97,4 +99,3 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
-

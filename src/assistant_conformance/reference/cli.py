@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--mutant", help="serve a deliberately wrong variant (assistant_conformance.mutants)"
     )
+    parser.add_argument(
+        "--variant", help="serve a conformant variant (assistant_conformance.variants)"
+    )
     return parser.parse_args(argv)
 
 
@@ -68,6 +71,10 @@ def main(argv: list[str] | None = None) -> None:
         from ..mutants import wrap
 
         app = wrap(app, args.mutant)
+    if args.variant:
+        from ..variants import wrap as wrap_variant
+
+        app = wrap_variant(app, args.variant)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     _AnnouncingServer(config).run(sockets=[sock])
 

@@ -22,7 +22,9 @@ class ApiError(Exception):
         self.headers = headers
 
 
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     body = {"statusCode": status, "message": message, "error": HTTPStatus(status).phrase}
     return JSONResponse(body, status_code=status, headers=headers)
 

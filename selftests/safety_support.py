@@ -1,0 +1,233 @@
+"""Helpers of the safety self-tests: run the suite in a subprocess, serve the reference app (or a
+misbehaving variant of it) in a thread on loopback, and raw sockets that misbehave."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import uvicorn
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assistant_conformance.reference.app import create_app
+from assistant_conformance.reference.context import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "tok-Leak-Main-3b9f1c7e5a2d"
+ALT_TOKEN = "tok-Leak-Alt-8e4a6d2c9f1b"
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+    elapsed: float
+    report_dir: Path
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def document(self) -> dict[str, Any]:
+        return json.loads((self.report_dir / "conformance.json").read_text(encoding="utf-8"))
+
+    def verdicts(self) -> dict[str, str]:
+        return {r["id"]: r["verdict"] for r in self.document()["requirements"]}
+
+
+def run_suite(
+    report_dir: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+    cwd: Path = ROOT,
+) -> Done:
+    """`pytest <args>` from the project root (its conftest loads the plugin), bounded."""
+    command = [sys.executable, "-m", "pytest", "-q", f"--report-dir={report_dir}", *args]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    started = time.monotonic()
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**clean, **(env or {})},
+    )
+    return Done(done.returncode, done.stdout, done.stderr, time.monotonic() - started, report_dir)
+
+
+def reference_app(workdir: Path, tokens: tuple[str, ...] = (TOKEN, ALT_TOKEN)) -> ASGIApp:
+    settings = Settings(
+        tokens={t: f"principal-{i}" for i, t in enumerate(tokens)},
+        db_path=workdir / "reference.db",
+        files_dir=workdir / "files",
+        token_delay_ms=2,
+    )
+    return create_app(settings)
+
+
+@contextmanager
+def serve(app: ASGIApp) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free loopback port; answer its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        app, log_level="critical", access_log=False, timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@contextmanager
+def raw_server(answer: bytes | None) -> Iterator[int]:
+    """A TCP server on loopback: accepts and sends `answer` (None: never anything); its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)
+            if answer is not None:
+                conn.sendall(answer)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+
+class Misbehave:
+    """Around the reference app: requests whose "METHOD /path" matches `hang` never get an answer;
+    `endless` ones get an event stream that never ends; `running` (a KB status query) always
+    answers every document still running; `echo_auth` reflects the credential in every answer."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        hang: str = "$^",
+        endless: str = "$^",
+        running: str = "$^",
+        echo_auth: bool = False,
+    ) -> None:
+        self.app = app
+        self.hang, self.endless, self.running = map(re.compile, (hang, endless, running))
+        self.echo_auth = echo_auth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        key = f"{scope['method']} {scope['path']}"
+        try:
+            if self.hang.fullmatch(key):
+                await asyncio.sleep(3600)
+            elif self.endless.fullmatch(key):
+                await _endless_stream(send)
+            else:
+                await self._other(key, scope, receive, send)
+        except asyncio.CancelledError:  # the server stops: nothing to say
+            return
+
+    async def _other(self, key: str, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.running.fullmatch(key):
+            await _still_running(scope, send)
+        elif self.echo_auth:
+            await self.app(scope, receive, _echoing(scope, send))
+        else:
+            await self.app(scope, receive, send)
+
+
+async def _endless_stream(send: Send) -> None:
+    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
+    await send({"type": "http.response.start", "status": 201, "headers": headers})
+    n = 0
+    while True:
+        n += 1
+        frame = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await asyncio.sleep(0.1)
+
+
+async def _still_running(scope: Scope, send: Send) -> None:
+    ids = parse_qs(scope.get("query_string", b"").decode()).get("ids", [""])[0]
+    body = [
+        {"id": i, "status": "running", "progress": 50, "processMsg": None} for i in ids.split(",")
+    ]
+    content = json.dumps([d for d in body if d["id"]]).encode()
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": content})
+
+
+def _echoing(scope: Scope, send: Send) -> Send:
+    """Reflect the request's Authorization header in a response header and in JSON bodies."""
+    credential = dict(scope["headers"]).get(b"authorization", b"")
+
+    async def echo(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message["headers"] if k != b"content-length"]
+            message = {**message, "headers": [*headers, (b"x-echo-authorization", credential)]}
+        elif message["type"] == "http.response.body" and message.get("body", b"").startswith(b"{"):
+            body = message["body"]
+            message = {**message, "body": body[:-1] + b', "seen": "' + credential + b'"}'}
+        await send(message)
+
+    return echo
+
+
+def table_counts(db: Path) -> dict[str, int]:
+    """Rows per resource kind, and log entries, of a reference database (read-only)."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        kinds = conn.execute("SELECT kind, count(*) FROM resources GROUP BY kind").fetchall()
+        logs = conn.execute("SELECT count(*) FROM logs").fetchone()[0]
+    return {**dict(kinds), "logs": logs}
+
+
+def dump(db: Path) -> list[tuple[Any, ...]]:
+    """Every row of every table of a reference database, sorted: equal dumps, equal data."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        rows = [(t, *row) for t in tables for row in conn.execute(f"SELECT * FROM {t}")]
+    return sorted(rows, key=repr)

@@ -1,0 +1,138 @@
+"""Owned data only: what a run creates is in its ledger and gone at the end; data it did not create
+is untouched; --no-cleanup keeps, --sweep removes; --read-only changes nothing at all.
+
+The runs are made once (safety_batch.py) against reference servers seeded, before the run, with
+data of both principals the suite did not create.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from safety_batch import batch
+from safety_support import TOKEN
+
+from assistant_conformance.ledger import CREATES, Ledger, open_entries, read
+from assistant_conformance.safety import Guard, GuardedTransport
+
+EXPIRES_ONLY = {"chatkit_secret"}  # no delete operation in the contract: they expire
+
+
+def test_nothing_the_run_created_is_left_and_the_rest_is_untouched() -> None:
+    before, after = batch().before["main"], batch().after["main"]
+    assert batch().runs["main"].returncode == 0, batch().runs["main"].output
+    assert after.listings == before.listings  # threads, conversations, namespaces; both principals
+    assert data(before.rows) - data(after.rows) == set()  # what was there is there, unchanged
+    new = data(after.rows) - data(before.rows)
+    assert {r for r in new if not (r[0] == "resources" and r[1] in EXPIRES_ONLY)} == set()
+    assert before.counts["knowledge_document"] == after.counts["knowledge_document"]
+
+
+def data(rows: list[tuple[object, ...]]) -> set[tuple[object, ...]]:
+    """The rows that are data: not the id counters (they only ever grow)."""
+    return {r for r in rows if r[0] != "counters"}
+
+
+def test_every_created_knowledge_base_is_gone() -> None:
+    """No KB list operation exists: the ledger names them, the reference's GET extension checks."""
+    assert len(batch().kb_paths) >= 10
+    assert {path: codes for path, codes in batch().kb_after.items() if codes != (404, 404)} == {}
+
+
+def test_ledger_records_intent_before_the_answer_and_the_delete_after() -> None:
+    run = batch().runs["main"]
+    (path,) = (run.report_dir / "ledger").glob("conformance-*.jsonl")
+    records = read(path)
+    assert records[0]["event"] == "run" and records[0]["run"] == path.stem
+    intents = {r["seq"]: i for i, r in enumerate(records) if r["event"] == "intent"}
+    created = [
+        (i, r) for i, r in enumerate(records) if r["event"] == "created" and r["seq"] in intents
+    ]
+    assert created and all(intents[r["seq"]] < i for i, r in created)  # intent first
+    removed = {r["seq"] for r in records if r["event"] == "removed"}
+    assert {r["seq"] for _, r in created} <= removed
+    assert records[-1] == {"event": "closed", "left": []}
+    assert open_entries(records) == ([], False)
+    assert "cleanup: removed" in run.output
+
+
+def test_no_cleanup_keeps_and_sweep_removes() -> None:
+    kept_run, sweep_run = batch().runs["kept"], batch().runs["sweep"]
+    before, between, after = batch().before["kept"], batch().between, batch().after["kept"]
+    assert kept_run.returncode == 0, kept_run.output
+    assert "--no-cleanup: kept the" in kept_run.output
+    assert between is not None
+    assert len(between.listings["main"]["threads"]) > len(before.listings["main"]["threads"])
+    assert sweep_run.returncode == 0, sweep_run.output
+    assert "sweep: 1 earlier runs with resources left" in sweep_run.output
+    assert after.listings == before.listings and data(after.rows) == data(before.rows)
+
+
+def test_read_only_changes_nothing() -> None:
+    run = batch().runs["read-only"]
+    before, after = batch().before["read-only"], batch().after["read-only"]
+    assert run.returncode == 0, run.output
+    assert after.rows == before.rows  # every row of every table, byte for byte
+    report = run.document()
+    reasons = " ".join(r["reason"] for r in report["requirements"])
+    assert "read-only mode" in reasons
+    verdicts = run.verdicts()
+    for checked in ("AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "ROBUST-UNKNOWN-ID-404"):
+        assert verdicts[checked] == "pass", (checked, verdicts[checked])
+    assert "read-only mode: only checks that change nothing run" in run.output
+    assert not list((run.report_dir / "ledger").glob("*.jsonl"))  # nothing was created
+
+
+# --- units -------------------------------------------------------------------------------------
+
+
+def _transport(guard: Guard, ledger: Ledger | None, answer: httpx.Response) -> httpx.Client:
+    inner = httpx.MockTransport(lambda request: answer)
+    transport = GuardedTransport(guard, lambda: ledger, "main", inner=inner, token=TOKEN)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    return httpx.Client(base_url="http://target.test/base", transport=transport, headers=headers)
+
+
+def test_read_only_guard_refuses_writes_before_sending() -> None:
+    from assistant_conformance import redact
+
+    redact.register(TOKEN)
+    guard = Guard(read_only=True, request_timeout=1)
+    guard.seen.add("11111111-1111-1111-1111-111111111111")
+    sent = httpx.Response(200, json={"thread_id": "x"})
+    with _transport(guard, None, sent) as client:
+        for method, path in [
+            ("POST", "/api/ai/threads"),
+            ("PUT", "/api/ai/store/items"),
+            ("DELETE", "/api/ai/threads/11111111-1111-1111-1111-111111111111"),
+        ]:
+            with pytest.raises(pytest.skip.Exception, match="read-only mode"):
+                client.request(method, path)
+        assert client.post("/api/ai/threads/search").status_code == 200
+        assert client.get("/api/ai/threads/11111111-1111-1111-1111-111111111111").is_success
+        assert client.delete("/api/ai/threads/22222222-2222-2222-2222-222222222222").is_success
+        assert client.post("/api/ai/threads", headers={"Authorization": "Bearer x"}).is_success
+    assert guard.breaches  # the unknown-id DELETE answered 2xx: reported
+
+
+def test_creates_are_recorded_with_their_delete(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path, "http://target.test/base")
+    guard = Guard(read_only=False, request_timeout=1)
+    answer = httpx.Response(201, json={"id": "a/b"})
+    with _transport(guard, ledger, answer) as client:
+        client.post("/api/ai/knowledges", json={"name": ledger.run_prefix})
+        client.post("/api/ai/v1/kb", json={})
+        client.put("/api/ai/store/items", json={"namespace": ["n"], "key": "k", "value": {}})
+        client.post("/api/ai/threads/search", json={})  # not a create: not recorded
+    deletes = [(e.principal, e.method, e.path, e.json) for e in ledger.entries]
+    assert deletes == [
+        ("main", "DELETE", "/api/ai/knowledges/a%2Fb", None),
+        ("main", "DELETE", "/api/ai/v1/kb/a%2Fb", None),
+        ("main", "DELETE", "/api/ai/store/items", {"namespace": ["n"], "key": "k"}),
+    ]
+    events = [json.loads(line)["event"] for line in ledger.path.read_text().splitlines()]
+    assert events == ["run", *["intent", "created"] * 3]
+    assert len(CREATES) >= 7

@@ -1,0 +1,173 @@
+"""A target the suite cannot work with ends the run within seconds, with one clear line and exit 3;
+a target that hangs is cut at its bounds and the run still finishes.
+
+Every case is a suite run in a subprocess against a small loopback server that misbehaves one
+way; the runs go concurrently (one module fixture) to keep this module at a few seconds.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+from safety_support import TOKEN, Done, Misbehave, raw_server, reference_app, run_suite, serve
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assistant_conformance.reference.errors import error_response
+
+FEW_TESTS = ("tests/test_assistants.py",)
+MANY_TESTS = ("tests/test_threads.py", "tests/test_conversations.py", "tests/test_runs.py")
+HANG_ONE = (
+    "tests/test_threads.py::test_created_thread_is_readable_by_its_id",
+    "tests/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run",
+    "tests/test_knowledge.py::test_processed_documents_reach_a_terminal_status[v1-kb]",
+)
+REQUEST_TIMEOUT, PROCESS_TIMEOUT = 2.0, 3.0
+PLAIN_HTTP_ANSWER = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+class RevokedAfterPreflight:
+    """Accepts the token once (the suite's preflight), then answers 401 to everything."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        self.answered += 1
+        if self.answered == 1:
+            await error_response(200, "[]")(scope, receive, send)
+        else:
+            await error_response(401, "Unauthorized", {"WWW-Authenticate": "Bearer"})(
+                scope, receive, send
+            )
+
+
+def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
+    """Each case: a server started here, and the suite run against it."""
+
+    def run(name: str, base_url: str, *args: str, tests: tuple[str, ...] = FEW_TESTS) -> Done:
+        options = ["--base-url", base_url, "--token", TOKEN, *args]
+        return run_suite(workdir / name, *tests, *options, "-p", "no:randomly", timeout=120)
+
+    tls = stack.enter_context(raw_server(PLAIN_HTTP_ANSWER))
+    silent = stack.enter_context(raw_server(None))
+    revoked = stack.enter_context(serve(RevokedAfterPreflight()))
+    app: ASGIApp = reference_app(workdir / "hang-one")
+    hang_one = stack.enter_context(
+        serve(
+            Misbehave(
+                app,
+                hang=r"GET /api/ai/threads/[^/]+",
+                endless=r"POST /api/ai/threads/[^/]+/runs/stream",
+                running=r"GET /api/ai/v1/kb/[^/]+/status",
+            )
+        )
+    )
+    everything_but_preflight = r"(?!POST /api/ai/threads/search$).*"
+    hang_all = stack.enter_context(
+        serve(Misbehave(reference_app(workdir / "hang-all"), hang=everything_but_preflight))
+    )
+    timeouts = (
+        "--request-timeout",
+        str(REQUEST_TIMEOUT),
+        "--process-timeout",
+        str(PROCESS_TIMEOUT),
+    )
+    return {
+        "dns": lambda: run("dns", "http://conformance-target.invalid"),
+        "tls": lambda: run("tls", f"https://127.0.0.1:{tls}"),
+        "silent": lambda: run("silent", f"http://127.0.0.1:{silent}", "--request-timeout", "1"),
+        "short-token": lambda: run_suite(
+            workdir / "short", *FEW_TESTS, "--base-url", "http://127.0.0.1:9", "--token", "short"
+        ),
+        "revoked": lambda: run("revoked", revoked, tests=MANY_TESTS),
+        "hang-one": lambda: run("hang-one", hang_one, *timeouts, tests=HANG_ONE),
+        "hang-all": lambda: run("hang-all", hang_all, "--request-timeout", "1", tests=MANY_TESTS),
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
+    workdir = tmp_path_factory.mktemp("harness")
+    with ExitStack() as stack:
+        cases = _cases(stack, workdir)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            futures = {name: pool.submit(case) for name, case in cases.items()}
+            yield {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        ("dns", "cannot resolve the host name 'conformance-target.invalid'"),
+        ("tls", "TLS with https://127.0.0.1:"),
+        ("silent", "accepted the connection but did not answer within 1 s"),
+        ("revoked", "refused the run's token on 10 requests in a row (HTTP 401)"),
+        ("hang-all", "stopped answering: 3 requests in a row got no answer within 1 s"),
+    ],
+)
+def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str, line: str):
+    run = runs[case]
+    assert run.returncode == 3, run.output
+    harness_lines = [x for x in run.output.splitlines() if line in x]
+    assert harness_lines and "harness error" in harness_lines[0], run.output
+    assert run.output.count("harness error:") <= 2  # the line, and pytest's own echo of it
+    assert TOKEN not in run.output
+    assert run.output.count("FAILED") + run.output.count("ERROR ") == 0, run.output
+    assert run.elapsed < 60
+
+
+def test_stopped_run_reports_why(runs: dict[str, Done]):
+    """A run stopped mid-way still writes its reports, with the reason as the first problem; the
+    tests after the stop did not run (no pile of failures)."""
+    for case in ("revoked", "hang-all"):
+        result = runs[case].document()["result"]
+        assert result["exit_status"] == 3 and result["outcome"] == "harness error"
+        assert "in a row" in result["problems"][0]
+        assert "untested" in runs[case].document()["totals"]
+
+
+def test_short_token_is_a_usage_error(runs: dict[str, Done]):
+    run = runs["short-token"]
+    assert run.returncode == 4
+    lines = [x for x in run.stderr.splitlines() if x.strip()]
+    assert lines == ["ERROR: --token is shorter than 8 characters: so short a token cannot be kept "
+                     "out of the reports"]  # fmt: skip
+    assert "short" not in run.stdout
+
+
+def test_operation_that_hangs_costs_one_request_timeout_and_the_run_finishes(runs: dict[str, Done]):
+    run = runs["hang-one"]
+    assert run.returncode in (1, 3), run.output
+    durations = {
+        case.get("name", ""): float(case.get("time", "0"))
+        for case in ET.parse(run.report_dir / "junit.xml").getroot().iter("testcase")
+    }
+    assert len(durations) == len(HANG_ONE), durations  # every test ran and was reported
+    hung = durations["test_created_thread_is_readable_by_its_id"]
+    assert REQUEST_TIMEOUT <= hung < REQUEST_TIMEOUT + 2.5
+    reasons = {r["id"]: r for r in run.document()["requirements"]}
+    assert "no answer within 2 s (--request-timeout): GET" in run.output
+    assert any("no answer within 2 s" in (r["reason"] or "") for r in reasons.values())
+    assert run.elapsed < 60
+
+
+def test_endless_stream_and_endless_processing_are_cut_and_reported(runs: dict[str, Done]):
+    run = runs["hang-one"]
+    durations = {
+        case.get("name", ""): float(case.get("time", "0"))
+        for case in ET.parse(run.report_dir / "junit.xml").getroot().iter("testcase")
+    }
+    budget = REQUEST_TIMEOUT * 3 + PROCESS_TIMEOUT + 2
+    assert durations["test_stream_has_event_ids_ends_and_agrees_with_the_run"] < budget
+    assert durations["test_processed_documents_reach_a_terminal_status[v1-kb]"] < budget
+    verdicts = run.verdicts()
+    assert verdicts["KB-PROCESS-COMPLETES"] in ("fail", "warn")  # reported, not waited out
+    ends = next(r for r in run.document()["requirements"] if r["id"] == "RUN-STREAM-ENDS")
+    assert ends["verdict"] in ("fail", "warn") and "deadline" in ends["findings"][0]["actual"]

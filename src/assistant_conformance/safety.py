@@ -1,0 +1,347 @@
+"""What keeps a run safe on a real deployment: every request of the suite's clients passes here.
+
+`GuardedTransport` wraps the transport of the `api`, `alt_api` and `anonymous_api` clients:
+- under --read-only it refuses, before sending, every request that could change data: a write
+  with a credential the run holds, unless it only reads (search, count, history, namespaces) or
+  names an identifier the target never answered in this run (an unknown id: a random UUID hits
+  real data only by guessing one). The test is then skipped ("read-only mode: ...");
+- it writes what a request may create to the ledger before sending it (intent), and the request
+  that deletes it as soon as the answer names its id (see ledger.CREATES);
+- a request cut at --request-timeout raises with a message naming the request and the bound;
+- several requests in a row without an answer, or the run's own token refused on request after
+  request, stop the run as a harness error instead of failing test after test.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from . import ledger as ledger_module
+from . import redact
+from .catalogue import OPENAPI_PATH
+from .ledger import ALT, LEDGER_DIR, MAIN, Ledger
+from .settings import SuiteSettings
+from .target import HarnessError, Target, preflight
+
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+# POST operations of the contract that only read.
+READ_LIKE = re.compile(r"/(?:search|count|history)$|/api/ai/store/namespaces$")
+TIMEOUTS_IN_A_ROW = 3  # then the target is taken to have stopped answering
+REJECTIONS_IN_A_ROW = 10  # the run's own token refused this often in a row: it is not valid
+HARNESS_ERROR_EXIT = 3
+
+
+class ReadOnlyRefused(pytest.skip.Exception):  # type: ignore[name-defined]
+    """A check would send a write under --read-only; the test is skipped before it is sent."""
+
+
+@cache
+def _templates() -> list[re.Pattern[str]]:
+    """The contract's paths as patterns, fewest parameters first (literal paths win)."""
+    paths = yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))["paths"]
+    ordered = sorted(paths, key=lambda p: p.count("{"))
+    return [
+        re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(p)) + "$") for p in ordered
+    ]
+
+
+def path_ids(path: str) -> list[str] | None:
+    """The identifiers in a request path of the contract; None for a path it does not have."""
+    for pattern in _templates():
+        match = pattern.search(path)
+        if match:
+            return list(match.groupdict().values())
+    return None
+
+
+def _credential(request: httpx.Request) -> str:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
+@dataclass
+class Guard:
+    """Session-wide state shared by the suite's clients."""
+
+    read_only: bool
+    request_timeout: float
+    seen: set[str] = field(default_factory=set)  # strings the target answered (read-only mode)
+    breaches: list[str] = field(default_factory=list)  # writes a read-only run saw succeed
+    stopped: str = ""  # why the run was stopped, for the report
+    active: bool = True  # off while the session cleans up
+    _timeouts: int = 0
+    _rejections: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refusal(self, request: httpx.Request) -> str | None:
+        """Why a read-only run must not send this request; None when it may."""
+        if not self.read_only or request.method in READS:
+            return None
+        if not redact.is_secret(_credential(request)):
+            return None  # no valid credential: a check that the target refuses it
+        path = request.url.path
+        if READ_LIKE.search(path):
+            return None
+        ids = path_ids(path)
+        if ids and any(i not in self.seen for i in ids):
+            return None  # on an identifier that does not exist (as far as the run has seen)
+        return f"read-only mode: the check would send {request.method} {path}"
+
+    def observe(self, request: httpx.Request, response: httpx.Response, own: bool) -> None:
+        with self._lock:
+            self._timeouts = 0
+            if own and response.status_code == 401:
+                self._rejections += 1
+            elif own:
+                self._rejections = 0
+            rejected = self._rejections >= REJECTIONS_IN_A_ROW
+        if rejected and self.active:
+            self.stop(
+                f"target {_origin(request)} refused the run's token on {REJECTIONS_IN_A_ROW} "
+                "requests in a row (HTTP 401): it expired or was revoked; check --token"
+            )
+        write = request.method not in READS and not READ_LIKE.search(request.url.path)
+        if self.read_only and own and write and response.is_success:
+            self.breaches.append(f"{request.method} {request.url.path} -> {response.status_code}")
+
+    def timed_out(self, request: httpx.Request) -> None:
+        with self._lock:
+            self._timeouts += 1
+            stop = self._timeouts >= TIMEOUTS_IN_A_ROW
+        if stop and self.active:
+            self.stop(
+                f"target {_origin(request)} stopped answering: {TIMEOUTS_IN_A_ROW} requests in a "
+                f"row got no answer within {self.request_timeout:g} s (--request-timeout)"
+            )
+
+    def stop(self, reason: str) -> None:
+        self.stopped = redact.text(reason)
+        pytest.exit(f"harness error: {self.stopped}", returncode=HARNESS_ERROR_EXIT)
+
+    def remember(self, value: Any) -> None:
+        """Keep every string of a JSON answer: identifiers the target has shown exist."""
+        pending = [value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str) and len(item) <= 256:
+                self.seen.add(item)
+            elif isinstance(item, dict):
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+
+
+def _origin(request: httpx.Request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')}"
+
+
+class GuardedTransport(httpx.BaseTransport):
+    """An httpx transport that applies the Guard and keeps the ledger for one principal."""
+
+    def __init__(
+        self,
+        guard: Guard,
+        ledger: Callable[[], Ledger | None],
+        principal: str = MAIN,
+        inner: httpx.BaseTransport | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.guard = guard
+        self.ledger = ledger
+        self.principal = principal
+        self.token = token  # the principal's own token: its refusal counts toward a stop
+        self.inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.guard.active and (reason := self.guard.refusal(request)) is not None:
+            raise ReadOnlyRefused(reason)
+        ledger = self.ledger()
+        own = redact.is_secret(_credential(request))  # a credential of the run: it may create
+        intent = ledger.intend(request, self.principal, own) if ledger is not None else None
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TimeoutException as exc:
+            self.guard.timed_out(request)
+            message = (
+                f"no answer within {self.guard.request_timeout:g} s (--request-timeout): "
+                f"{request.method} {redact.text(str(request.url))}"
+            )
+            raise type(exc)(message, request=request) from None
+        body = None
+        if _is_json(response) and (intent is not None or self.guard.read_only):
+            response.read()  # small JSON answers only; a stream is never read here
+            body = _json(response)
+            redact.register_fields(body)  # e.g. a chat-kit client secret, before anyone shows it
+            if self.guard.read_only:
+                self.guard.remember(body)
+        if intent is not None and ledger is not None:
+            ledger.created(intent, response.status_code, body)
+        mine = bool(self.token) and _credential(request) == self.token
+        self.guard.observe(request, response, mine)
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _is_json(response: httpx.Response) -> bool:
+    return "json" in response.headers.get("content-type", "").lower()
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+# --- the run's safety session: clients' transports, cleanup, sweep, report lines ---------------
+
+GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
+
+
+@dataclass
+class Session:
+    guard: Guard
+    ledger: Ledger
+    cleanup: str = ""  # one line for the terminal: what the end of the run removed or kept
+    left: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, settings: SuiteSettings, target: Target) -> Session:
+        guard = Guard(settings.read_only, settings.request_timeout)
+        return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url))
+
+    def transport(self, principal: str, token: str | None) -> GuardedTransport:
+        return GuardedTransport(self.guard, lambda: self.ledger, principal, token=token)
+
+    def finish(self, settings: SuiteSettings, target: Target) -> None:
+        """Remove what the run created, newest first (or keep it under --no-cleanup)."""
+        self.guard.active = False
+        where = self.ledger.path
+        if settings.no_cleanup:
+            kept = self.ledger.keep()
+            if kept:
+                self.cleanup = (
+                    f"--no-cleanup: kept the {kept} resources run {self.ledger.run_prefix} "
+                    f"created (listed in {where}); `pytest --sweep` removes them"
+                )
+            return
+        with _cleanup_clients(settings, target) as clients:
+            self.left = self.ledger.clean_up(clients)
+        removed = sum(1 for r in _records(where) if r.get("event") == "removed")
+        if removed or self.left:
+            self.cleanup = f"cleanup: removed {removed} resources run {self.ledger.run_prefix} "
+            self.cleanup += f"created (ledger {where})"
+        if self.left:
+            self.cleanup += f"; could not remove {len(self.left)}: " + "; ".join(self.left[:10])
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return ledger_module.read(path) if path.exists() else []
+
+
+@contextmanager
+def _cleanup_clients(settings: SuiteSettings, target: Target) -> Iterator[dict[str, httpx.Client]]:
+    """Plain clients (no guard) of each principal the run holds a token of."""
+    tokens = {MAIN: target.token, ALT: target.alt_token}
+    clients = {
+        name: httpx.Client(
+            base_url=target.base_url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=settings.request_timeout,
+        )
+        for name, token in tokens.items()
+        if token
+    }
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def skip_writers(items: list[pytest.Item]) -> None:
+    """--read-only: skip what writes through clients the guard does not see (the property layer,
+    anything marked `writes`); the guard skips the rest at their first write."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        unguarded = "target" in names and not names & set(GUARDED_CLIENTS)
+        if item.get_closest_marker("writes") or unguarded:
+            item.add_marker(pytest.mark.skip(reason="read-only mode: this check writes"))
+
+
+def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    """Mask secrets in what pytest, JUnit and Allure show of a test: its exception, its longrepr,
+    its captured output."""
+    if call.excinfo is not None:
+        redact.exception(call.excinfo.value)
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        report.longrepr = (longrepr[0], longrepr[1], redact.text(str(longrepr[2])))
+    elif longrepr is not None:
+        text = str(longrepr)
+        masked = redact.text(text)
+        if masked != text:
+            report.longrepr = masked
+    report.sections = [(title, redact.text(content)) for title, content in report.sections]
+
+
+@dataclass
+class SweepOutcome:
+    exit_status: int
+    lines: list[str]
+
+
+def sweep(settings: SuiteSettings) -> SweepOutcome:
+    """--sweep: remove what earlier runs against this target recorded and left behind."""
+    if not settings.base_url:
+        return SweepOutcome(0, ["sweep: nothing to do, the embedded reference starts empty"])
+    assert settings.token is not None  # validated with the options
+    target = Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
+    redact.register(target.token, "ASSISTANT_API_TOKEN")
+    redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
+    try:
+        preflight(target, settings.request_timeout)
+    except HarnessError as exc:
+        return SweepOutcome(HARNESS_ERROR_EXIT, [f"harness error: {redact.text(str(exc))}"])
+    with _cleanup_clients(settings, target) as clients:
+        result = ledger_module.sweep(settings.report_dir, target.base_url, clients)
+    lines = [
+        f"sweep: {len(result.runs)} earlier runs with resources left "
+        f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
+    ]
+    lines += [f"  could not remove: {line}" for line in result.left]
+    return SweepOutcome(HARNESS_ERROR_EXIT if result.left else 0, lines)
+
+
+def stop_reason(state: dict[str, Any]) -> str:
+    """Why the run was stopped early (a harness error), if it was."""
+    session = state.get("safety")
+    return str(state.get("stopped") or (session.guard.stopped if session else ""))
+
+
+def summary(state: dict[str, Any]) -> list[str]:
+    """Lines for the end of the terminal output: cleanup, sweep, read-only breaches."""
+    lines = list(state["sweep"].lines) if "sweep" in state else []
+    session = state.get("safety")
+    if session is not None:
+        if session.guard.breaches:
+            lines.append(
+                "read-only mode: the target accepted writes expected to change nothing: "
+                + "; ".join(session.guard.breaches[:10])
+            )
+        if session.cleanup:
+            lines.append(session.cleanup)
+    return [redact.text(line) for line in lines]
