@@ -157,7 +157,8 @@ def layers(workdir: Path, repeat: int) -> dict[str, Any]:
 
 
 def growth(workdir: Path, depths: list[int], default_runs: list[dict[str, Any]]) -> list[dict]:
-    rows = [{"setting": "--examples 10, no xdist", "wall": default_runs[0]["wall"], "reused": True}]
+    first = default_runs[0]
+    rows = [{"setting": "--examples 10, no xdist", **first, "reused": True}]
     for depth in depths[1:]:
         log(f"default suite at --examples {depth}")
         run = run_suite(workdir / f"examples-{depth}", "--examples", str(depth))
@@ -194,21 +195,44 @@ class CountingProxy:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
+            upstream: http.client.HTTPConnection | None = None  # one per client connection
+
             def forward(self) -> None:
                 with proxy.lock:
                     proxy.count += 1
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-                upstream = http.client.HTTPConnection(proxy.host, proxy.port, timeout=60)
+                for attempt in (1, 2):  # a kept upstream connection may have been closed: once more
+                    if self.upstream is None:
+                        self.upstream = http.client.HTTPConnection(
+                            proxy.host, proxy.port, timeout=60
+                        )
+                    try:
+                        self.upstream.request(self.command, self.path, body=body, headers=headers)
+                        answer = self.upstream.getresponse()
+                        break
+                    except (OSError, http.client.HTTPException):
+                        self.drop_upstream()
+                        if attempt == 2:
+                            self.close_connection = True
+                            return
                 try:
-                    upstream.request(self.command, self.path, body=body, headers=headers)
-                    answer = upstream.getresponse()
                     self.relay(answer)
-                except (OSError, http.client.HTTPException):
+                    if answer.will_close:
+                        self.drop_upstream()
+                except (OSError, http.client.HTTPException):  # the client went away mid-answer
+                    self.drop_upstream()
                     self.close_connection = True
-                finally:
-                    upstream.close()
+
+            def drop_upstream(self) -> None:
+                if self.upstream is not None:
+                    self.upstream.close()
+                    self.upstream = None
+
+            def finish(self) -> None:
+                self.drop_upstream()
+                super().finish()
 
             def relay(self, answer: http.client.HTTPResponse) -> None:
                 self.send_response_only(answer.status, answer.reason)
@@ -219,8 +243,9 @@ class CountingProxy:
                 bodiless = self.command == "HEAD" or answer.status in (204, 304)
                 if length is not None or bodiless:
                     self.end_headers()
+                    content = answer.read()  # read even when empty: the connection is reused
                     if not bodiless:
-                        self.wfile.write(answer.read())
+                        self.wfile.write(content)
                     return
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
@@ -453,7 +478,7 @@ def markdown(data: dict[str, Any]) -> str:
     out += ["| setting | wall | exit |", "|---|---|---|"]
     for row in data["growth"]:
         note = " (run 1 above)" if row.get("reused") else ""
-        out.append(f"| {row['setting']}{note} | {s(row['wall'])} s | {row.get('exit', 0)} |")
+        out.append(f"| {row['setting']}{note} | {s(row['wall'])} s | {row.get('exit')} |")
     out.append("")
     return "\n".join(out)
 

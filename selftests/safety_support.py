@@ -141,7 +141,8 @@ def raw_server(answer: bytes | None) -> Iterator[int]:
 class Misbehave:
     """Around the reference app: requests whose "METHOD /path" matches `hang` never get an answer;
     `endless` ones get an event stream that never ends; `running` (a KB status query) always
-    answers every document still running; `echo_auth` reflects the credential in every answer."""
+    answers every document still running; `echo_auth` reflects the credential in every answer
+    (and answers 200 instead of 201 to `status_200`)."""
 
     def __init__(
         self,
@@ -150,9 +151,11 @@ class Misbehave:
         endless: str = "$^",
         running: str = "$^",
         echo_auth: bool = False,
+        status_200: str = "$^",
     ) -> None:
         self.app = app
-        self.hang, self.endless, self.running = map(re.compile, (hang, endless, running))
+        patterns = (hang, endless, running, status_200)
+        self.hang, self.endless, self.running, self.status_200 = map(re.compile, patterns)
         self.echo_auth = echo_auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -174,7 +177,9 @@ class Misbehave:
         if self.running.fullmatch(key):
             await _still_running(scope, send)
         elif self.echo_auth:
-            await self.app(scope, receive, _echoing(scope, send))
+            await self.app(
+                scope, receive, _echoing(scope, send, bool(self.status_200.fullmatch(key)))
+            )
         else:
             await self.app(scope, receive, send)
 
@@ -201,7 +206,7 @@ async def _still_running(scope: Scope, send: Send) -> None:
     await send({"type": "http.response.body", "body": content})
 
 
-def _echoing(scope: Scope, send: Send) -> Send:
+def _echoing(scope: Scope, send: Send, as_200: bool) -> Send:
     """Reflect the request's Authorization header in a response header and in JSON bodies."""
     credential = dict(scope["headers"]).get(b"authorization", b"")
 
@@ -209,6 +214,8 @@ def _echoing(scope: Scope, send: Send) -> Send:
         if message["type"] == "http.response.start":
             headers = [(k, v) for k, v in message["headers"] if k != b"content-length"]
             message = {**message, "headers": [*headers, (b"x-echo-authorization", credential)]}
+            if as_200 and message["status"] == 201:
+                message["status"] = 200
         elif message["type"] == "http.response.body" and message.get("body", b"").startswith(b"{"):
             body = message["body"]
             message = {**message, "body": body[:-1] + b', "seen": "' + credential + b'"}'}

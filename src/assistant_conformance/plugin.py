@@ -188,7 +188,15 @@ def capability_groups(
 ) -> dict[str, capabilities.GroupStatus]:
     """Optional groups: declared unsupported, or probed once at the first test that needs one."""
     found = pytestconfig.stash[CAPS_KEY]
-    found.update(capabilities.probe(api, skip=suite_settings.unsupported))
+    skip = suite_settings.unsupported
+    if suite_settings.read_only:  # these probes send writes: their groups stay unprobed
+        writes = tuple(g for g in safety.WRITE_PROBED_GROUPS if g not in skip)
+        unprobed = ["read-only mode: probing it would send a write"]
+        found.update(
+            {g: capabilities.GroupStatus(capabilities.NOT_PROBED, "", unprobed) for g in writes}
+        )
+        skip += writes
+    found.update(capabilities.probe(api, skip=skip))
     return found
 
 

@@ -91,6 +91,8 @@ def exception(exc: BaseException) -> None:
         return
     with contextlib.suppress(AttributeError, TypeError):  # exotic exception types
         exc.args = tuple(text(a) if isinstance(a, str) else a for a in exc.args)
+        if isinstance(getattr(exc, "msg", None), str):  # pytest's outcomes (skip, fail, exit)
+            exc.msg = text(exc.msg)  # type: ignore[attr-defined]
 
 
 _SECRET_KEYS = frozenset(

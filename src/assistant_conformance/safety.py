@@ -40,6 +40,7 @@ READ_LIKE = re.compile(r"/(?:search|count|history)$|/api/ai/store/namespaces$")
 TIMEOUTS_IN_A_ROW = 3  # then the target is taken to have stopped answering
 REJECTIONS_IN_A_ROW = 10  # the run's own token refused this often in a row: it is not valid
 HARNESS_ERROR_EXIT = 3
+WRITE_PROBED_GROUPS = ("files", "contexts", "chatkit")  # capability probes that are writes
 
 
 class ReadOnlyRefused(pytest.skip.Exception):  # type: ignore[name-defined]

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .mutants import EventFrames, read_body, replay
+from .mutants import EventFrames, read_body
 
 
 class Variant:
@@ -36,6 +36,21 @@ class Variant:
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """The body read already, then the client's own receive (a stream still learns of a
+    disconnect, and only then)."""
+    sent = False
+
+    async def again() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return again
 
 
 def header(message: Message, name: bytes) -> bytes:
@@ -249,7 +264,7 @@ class OpaqueIdentifiers(JsonRewrite):
                 headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
                 scope = {**scope, "headers": [*headers, (b"content-length", b"%d" % len(mapped))]}
                 body = mapped
-        await super().handle(scope, replay(body), self.locations(send))
+        await super().handle(scope, replay(body, receive), self.locations(send))
 
     def locations(self, send: Send) -> Send:
         """Location headers and stream data (JSON answers are rewritten by JsonRewrite)."""

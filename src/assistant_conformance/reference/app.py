@@ -12,6 +12,7 @@ from .auth import BearerAuth, BodyLimit
 from .context import Context, Settings
 from .db import Database
 from .errors import install_error_handlers
+from .limits import QueryLimit
 
 ROUTE_MODULES = (knowledge, files, threads, conversations)
 
@@ -44,7 +45,8 @@ def create_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     for module in ROUTE_MODULES:
         app.include_router(module.router)
-    # Outermost first: size limit, then auth, then routes.
+    # Outermost first: size limit, then auth, then query length, then routes.
+    app.add_middleware(QueryLimit)
     app.add_middleware(BearerAuth, tokens=lambda: settings.tokens, db=lambda: ctx.db)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app

@@ -12,6 +12,7 @@ import uvicorn
 
 from .app import create_app
 from .context import Settings
+from .limits import json_error_protocol
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -75,7 +76,13 @@ def main(argv: list[str] | None = None) -> None:
         from ..variants import wrap as wrap_variant
 
         app = wrap_variant(app, args.variant)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        http=json_error_protocol(),  # a request uvicorn cannot parse gets a JSON 400 too
+    )
     _AnnouncingServer(config).run(sockets=[sock])
 
 
