@@ -112,7 +112,8 @@ def run_suite(workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT) -> dict
     pythonpath = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
     env = clean_env(BENCH_TIMING_OUT=str(timing), PYTHONPATH=pythonpath)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "bench_timing", *args]
-    command += ["--report-dir", str(workdir / "reports")]
+    # one argument: xdist workers take a lone path after --report-dir for a rootdir (exit 4/5)
+    command.append(f"--report-dir={workdir / 'reports'}")
     launched = time.time()
     try:
         with (workdir / "pytest.log").open("w") as out:

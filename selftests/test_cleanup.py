@@ -15,8 +15,8 @@ import pytest
 from safety_batch import batch
 from safety_support import TOKEN
 
-from assistant_conformance.ledger import CREATES, Ledger, open_entries, read
-from assistant_conformance.safety import Guard, GuardedTransport
+from assistant_conformance.ledger import CREATES, LEDGER_DIR, Ledger, open_entries, read, sweep
+from assistant_conformance.safety import Guard, GuardedTransport, NotOwned
 
 EXPIRES_ONLY = {"chatkit_secret"}  # no delete operation in the contract: they expire
 
@@ -81,7 +81,8 @@ def test_read_only_changes_nothing() -> None:
     verdicts = run.verdicts()
     for checked in ("AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "ROBUST-UNKNOWN-ID-404"):
         assert verdicts[checked] == "pass", (checked, verdicts[checked])
-    assert not list((run.report_dir / "ledger").glob("*.jsonl"))  # nothing was created
+    for ledger in (run.report_dir / "ledger").glob("*.jsonl"):  # creates were tried on unknown
+        assert open_entries(read(ledger)) == ([], False)  # ids only, and created nothing
 
 
 # --- units -------------------------------------------------------------------------------------
@@ -134,3 +135,60 @@ def test_creates_are_recorded_with_their_delete(tmp_path: Path) -> None:
     events = [json.loads(line)["event"] for line in ledger.path.read_text().splitlines()]
     assert events == ["run", *["intent", "created"] * 3]
     assert len(CREATES) >= 7
+
+
+def test_sweep_removes_what_an_ended_run_left_and_leaves_a_live_run_alone(tmp_path: Path) -> None:
+    deleted: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        deleted.append(f"{request.method} {request.url.path}")
+        return httpx.Response(202)
+
+    target = "http://target.test"
+    live = Ledger(tmp_path / LEDGER_DIR, target)
+    live.track("DELETE", "/api/ai/threads/t1")
+    live.track("DELETE", "/api/ai/threads/t2", principal="alt")
+    with httpx.Client(base_url=target, transport=httpx.MockTransport(answer)) as client:
+        running = sweep(tmp_path, target, {"main": client})
+        assert (running.live, running.removed, deleted) == ([live.run_prefix], 0, [])
+        live.release()  # the run ended without cleaning up (killed, or --no-cleanup)
+        ended = sweep(tmp_path, target, {"main": client})
+        assert (ended.runs, ended.removed, deleted) == (
+            [live.run_prefix],
+            1,
+            ["DELETE /api/ai/threads/t1"],
+        )
+        assert ended.left == [
+            f"{live.run_prefix}: DELETE /api/ai/threads/t2 (alt): no token of this principal"
+        ]
+        assert sweep(tmp_path, target, {"main": client}).runs == []  # closed: never swept twice
+        assert sweep(tmp_path, "http://other.test", {"main": client}).runs == []
+
+
+def test_a_check_can_change_only_what_the_run_created(tmp_path: Path) -> None:
+    from assistant_conformance import redact
+
+    redact.register(TOKEN)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/search"):
+            return httpx.Response(200, json=[{"thread_id": "theirs"}, {"thread_id": "mine"}])
+        return httpx.Response(201 if request.method == "POST" else 202, json={"thread_id": "mine"})
+
+    ledger = Ledger(tmp_path, "http://target.test")
+    transport = GuardedTransport(
+        Guard(read_only=False, request_timeout=1), lambda: ledger, "main",
+        inner=httpx.MockTransport(answer), token=TOKEN,
+    )  # fmt: skip
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url="http://target.test", transport=transport, headers=headers) as c:
+        c.post("/api/ai/threads", json={})
+        c.post("/api/ai/threads/search", json={})  # the target shows a thread the run did not make
+        assert c.patch("/api/ai/threads/mine", json={}).is_success
+        assert c.delete("/api/ai/threads/never-shown").is_success  # an unknown id: allowed
+        for method in ("PATCH", "DELETE", "POST"):
+            path = "/api/ai/threads/theirs" + ("/copy" if method == "POST" else "")
+            with pytest.raises(NotOwned, match="owned data only"):
+                c.request(method, path, json={})
+        assert c.get("/api/ai/threads/theirs").is_success  # reading is fine
+        ledger.release()

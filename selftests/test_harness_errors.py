@@ -109,7 +109,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
         ("tls", "TLS with https://127.0.0.1:"),
         ("silent", "accepted the connection but did not answer within 1 s"),
         ("revoked", "refused the run's token on 10 requests in a row (HTTP 401)"),
-        ("hang-all", "stopped answering: 3 requests in a row got no answer within 1 s"),
+        ("hang-all", "stopped answering: 3 requests in a row, on "),
     ],
 )
 def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str, line: str):

@@ -118,11 +118,19 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome
         return Outcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
     report_dir, log_path = workdir / "reports", workdir / "pytest.log"
     command = [
-        sys.executable, "-m", "pytest", *case.pytest_args, *plugins_off(case.pytest_args),
-        "-q", "-p", "no:cacheprovider",
-        "--base-url", server.base_url, f"--token={tokens[0]}", f"--alt-token={tokens[1]}",
-        "--report-dir", str(report_dir),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pytest",
+        *case.pytest_args,
+        *plugins_off(case.pytest_args),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--base-url={server.base_url}",
+        f"--token={tokens[0]}",
+        f"--alt-token={tokens[1]}",
+        f"--report-dir={report_dir}",
+    ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
     problem, status = "", None
     try:

@@ -23,17 +23,21 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote
+from typing import Any, TextIO
+from urllib.parse import quote, unquote
 
 import httpx
 
 from . import redact
+
+if sys.platform != "win32":
+    import fcntl
 
 MAIN, ALT, ANONYMOUS = "main", "alt", "anonymous"
 LEDGER_DIR = "ledger"
@@ -98,24 +102,49 @@ class Ledger:
     run_prefix: str = field(default_factory=new_prefix)
     entries: list[Entry] = field(default_factory=list)
     pending: dict[int, str] = field(default_factory=dict)  # seq -> request still unanswered
+    owned: set[str] = field(default_factory=set)  # identifiers of what the run created
     _seq: int = 0
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _file: TextIO | None = field(default=None, repr=False)
 
     @property
     def path(self) -> Path:
         return self.directory / f"{self.run_prefix}.jsonl"
 
+    def hold(self) -> bool:
+        """Open the ledger for appending, locked while this process lives (a sweep leaves the
+        ledger of a run still going alone); False when another live process holds it."""
+        with self._lock:
+            if self._file is not None:
+                return True
+            self.directory.mkdir(parents=True, exist_ok=True)
+            new = not self.path.exists()
+            file = self.path.open("a", encoding="utf-8")
+            if sys.platform != "win32":
+                try:
+                    fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    file.close()
+                    return False
+            self._file = file
+            if new:
+                head = {"event": "run", "run": self.run_prefix, "target": redact.text(self.target)}
+                self._write({**head, "started": _now()})
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
     def _write(self, record: dict[str, Any]) -> None:
         with self._lock:
-            if not self.path.exists():
-                self.directory.mkdir(parents=True, exist_ok=True)
-                head = {"event": "run", "run": self.run_prefix, "target": redact.text(self.target)}
-                self._append({**head, "started": _now()})
-            self._append(record)
-
-    def _append(self, record: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as file:
-            file.write(redact.text(json.dumps(record, ensure_ascii=False)) + "\n")
+            if self._file is None and not self.hold():
+                raise RuntimeError(f"ledger {self.path} is held by another process")
+            assert self._file is not None
+            self._file.write(redact.text(json.dumps(record, ensure_ascii=False)) + "\n")
+            self._file.flush()  # on disk (the OS's) before the request goes out
 
     def _next(self) -> int:
         with self._lock:
@@ -134,6 +163,7 @@ class Ledger:
                 return
             entry.seq = entry.seq or self._next()
             self.entries.append(entry)
+            self.owned.add(unquote(entry.path.rstrip("/").rsplit("/", 1)[-1]))
             delete = {"method": entry.method, "path": entry.path, "json": entry.json}
             what = {"seq": entry.seq, "principal": entry.principal, "delete": delete}
             self._write({"event": "created", **what})
@@ -143,19 +173,34 @@ class Ledger:
     ) -> Intent | None:
         """Before a request that may create something is sent: write down that it will be (unless
         `announce` is off: a request without a valid credential that should create nothing)."""
-        path = self._relative(request.url.path)
-        for method, pattern, template, id_field in CREATES:
+        store = request.method == "PUT" and request.url.path.endswith("/store/items")
+        body = _body(request) if store else None
+        return self.intend_path(request.method, request.url.path, body, principal, announce)
+
+    def intend_path(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        principal: str = MAIN,
+        announce: bool = True,
+    ) -> Intent | None:
+        """`intend` for a request given by method, path and JSON body (for clients other than
+        the suite's httpx ones, e.g. the property layer's): None when it creates nothing known.
+        Send the request after this, then pass its answer to `created`."""
+        path = self._relative(path)
+        for create, pattern, template, id_field in CREATES:
             match = pattern.fullmatch(path)
-            if request.method == method and match:
+            if method.upper() == create and match:
                 seq = self._next()
                 delete = template.replace("{kb}", match.groupdict().get("kb") or "")
-                body = _body(request) if id_field == "@body" else None
                 if announce:
                     with self._lock:
-                        self.pending[seq] = f"{request.method} {path}"
-                    what = {"principal": principal, "method": request.method, "path": path}
+                        self.pending[seq] = f"{create} {path}"
+                    what = {"principal": principal, "method": create, "path": path}
                     self._write({"event": "intent", "seq": seq, **what})
-                return Intent(seq, principal, delete, id_field, body, announce)
+                reference = body if id_field == "@body" else None
+                return Intent(seq, principal, delete, id_field, reference, announce)
         return None
 
     def created(self, intent: Intent, status: int, body: Any) -> None:
@@ -211,7 +256,7 @@ class Ledger:
 def _body(request: httpx.Request) -> Any:
     try:
         return json.loads(request.content or b"null")
-    except (ValueError, httpx.RequestNotRead):
+    except (ValueError, RecursionError, httpx.RequestNotRead):
         return None
 
 
@@ -244,6 +289,7 @@ class SweepResult:
     runs: list[str] = field(default_factory=list)  # run prefixes of the open ledgers swept
     removed: int = 0
     left: list[str] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)  # runs still going: their ledgers are locked
 
 
 def read(path: Path) -> list[dict[str, Any]]:
@@ -286,6 +332,9 @@ def sweep(directory: Path, target: str, clients: Mapping[str, httpx.Client]) -> 
             continue
         run = str(head.get("run", path.stem))
         earlier = Ledger(directory / LEDGER_DIR, target, run)
+        if not earlier.hold():
+            result.live.append(run)
+            continue
         entries, unanswered = open_entries(records)
         if unanswered:
             entries += _marked(run, clients, earlier._next)
@@ -294,6 +343,7 @@ def sweep(directory: Path, target: str, clients: Mapping[str, httpx.Client]) -> 
         result.removed += len(entries) - len(left)
         result.left += [f"{run}: {line}" for line in left]
         earlier._write({"event": "closed", "left": left, "swept": _now()})
+        earlier.release()
     return result
 
 

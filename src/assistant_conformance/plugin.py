@@ -40,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for key, title in catalogue.sections.items():
         config.addinivalue_line("markers", f"{key}: requirements of section {title}")
     config.addinivalue_line("markers", "MUST: checks a requirement the interface document states")
+    config.addinivalue_line("markers", "writes: the test changes data: skipped under --read-only")
     config.addinivalue_line(
         "markers", "SHOULD: checks a requirement implied by HTTP, SSE or practice"
     )

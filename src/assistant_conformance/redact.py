@@ -61,9 +61,12 @@ def _mask_secrets(value: str, replace: dict[str, str]) -> str:
 def _mask_cut_tail(value: str) -> str:
     """A text cut short (an excerpt) may end with the beginning of a secret: mask that too."""
     for secret in _secrets:
-        for size in range(len(secret) - 1, MIN_SECRET_LENGTH - 1, -1):
-            if value.endswith(secret[:size]):
-                return value[:-size] + MASK
+        head = secret[:MIN_SECRET_LENGTH]
+        start = value.find(head, max(0, len(value) - len(secret) + 1))
+        while start != -1:
+            if secret.startswith(value[start:]):
+                return value[:start] + MASK
+            start = value.find(head, start + 1)
     return value
 
 
@@ -102,12 +105,15 @@ _SECRET_KEYS = frozenset(
 
 def register_fields(value: object) -> None:
     """Register the string value of every credential-named field of a JSON answer as a secret."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str) and str(key).lower() in _SECRET_KEYS:
-                register(item)
-            elif isinstance(item, dict | list):
-                register_fields(item)
-    elif isinstance(value, list):
-        for item in value[:100]:
-            register_fields(item)
+    pending, seen = [value], 0
+    while pending and seen < 10_000:  # an answer is walked once, without recursion
+        item = pending.pop()
+        seen += 1
+        if isinstance(item, dict):
+            for key, field in item.items():
+                if isinstance(field, str) and str(key).lower() in _SECRET_KEYS:
+                    register(field)
+                elif isinstance(field, dict | list):
+                    pending.append(field)
+        elif isinstance(item, list):
+            pending.extend(item)

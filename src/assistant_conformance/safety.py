@@ -47,6 +47,10 @@ class ReadOnlyRefused(pytest.skip.Exception):  # type: ignore[name-defined]
     """A check would send a write under --read-only; the test is skipped before it is sent."""
 
 
+class NotOwned(RuntimeError):
+    """A check would change data the run did not create: a defect of the suite, never sent."""
+
+
 @cache
 def _templates() -> list[re.Pattern[str]]:
     """The contract's paths as patterns, fewest parameters first (literal paths win)."""
@@ -66,6 +70,15 @@ def path_ids(path: str) -> list[str] | None:
     return None
 
 
+def operation_of(request: httpx.Request) -> str:
+    """The request's operation: method and path template (or its path, outside the contract)."""
+    path = request.url.path
+    for pattern in _templates():
+        if pattern.search(path):
+            return f"{request.method} {pattern.pattern}"
+    return f"{request.method} {path}"
+
+
 def _credential(request: httpx.Request) -> str:
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
     return value.strip() if scheme.lower() == "bearer" else ""
@@ -77,53 +90,72 @@ class Guard:
 
     read_only: bool
     request_timeout: float
-    seen: set[str] = field(default_factory=set)  # strings the target answered (read-only mode)
+    seen: set[str] = field(default_factory=set)  # strings the target answered (ids among them)
     breaches: list[str] = field(default_factory=list)  # writes a read-only run saw succeed
     stopped: str = ""  # why the run was stopped, for the report
     active: bool = True  # off while the session cleans up
-    _timeouts: int = 0
+    # The status the target answers the run's token now (the preflight request); None: no answer.
+    probe: Callable[[], int | None] | None = None
+    _timeouts: list[str] = field(default_factory=list)  # operations unanswered, in a row
     _rejections: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def refusal(self, request: httpx.Request) -> str | None:
-        """Why a read-only run must not send this request; None when it may."""
-        if not self.read_only or request.method in READS:
-            return None
-        if not redact.is_secret(_credential(request)):
-            return None  # no valid credential: a check that the target refuses it
+    def refusal(self, request: httpx.Request, owned: set[str]) -> str | None:
+        """Why the run must not send this request; None when it may. A write with a credential
+        of the run may change only what the run created (`owned`: a path naming one of its ids)
+        or name identifiers the target never showed (unknown ids); under --read-only, only the
+        latter, and no create."""
+        if request.method in READS or not redact.is_secret(_credential(request)):
+            return None  # a read; or no valid credential: a check that the target refuses it
         path = request.url.path
         if READ_LIKE.search(path):
             return None
-        ids = path_ids(path)
-        if ids and any(i not in self.seen for i in ids):
-            return None  # on an identifier that does not exist (as far as the run has seen)
-        return f"read-only mode: the check would send {request.method} {path}"
+        ids = path_ids(path) or []
+        if any(i not in self.seen for i in ids):
+            return None  # names an identifier that does not exist, as far as the run has seen
+        if self.read_only:
+            return f"read-only mode: the check would send {request.method} {path}"
+        if not ids or any(i in owned for i in ids):
+            return None  # a create, or a change to what the run created
+        return (
+            f"owned data only: the check would send {request.method} {path}, on data the run "
+            "did not create"
+        )
 
     def observe(self, request: httpx.Request, response: httpx.Response, own: bool) -> None:
         with self._lock:
-            self._timeouts = 0
+            self._timeouts.clear()
             if own and response.status_code == 401:
                 self._rejections += 1
             elif own:
                 self._rejections = 0
             rejected = self._rejections >= REJECTIONS_IN_A_ROW
-        if rejected and self.active:
+            if rejected:
+                self._rejections = 0
+        # Refused again and again: if the preflight request is refused now too, the token is dead
+        # (expired, revoked); else only some operations refuse it, which the tests report.
+        if rejected and self.active and (self.probe is None or self.probe() in (401, 403)):
             self.stop(
                 f"target {_origin(request)} refused the run's token on {REJECTIONS_IN_A_ROW} "
-                "requests in a row (HTTP 401): it expired or was revoked; check --token"
+                "requests in a row (HTTP 401), and now refuses it everywhere: it expired or was "
+                "revoked; check --token"
             )
         write = request.method not in READS and not READ_LIKE.search(request.url.path)
         if self.read_only and own and write and response.is_success:
             self.breaches.append(f"{request.method} {request.url.path} -> {response.status_code}")
 
     def timed_out(self, request: httpx.Request) -> None:
+        """Requests in a row without an answer, on more than one operation: the target hangs
+        (one operation that hangs costs each of its tests the request timeout, and no more)."""
         with self._lock:
-            self._timeouts += 1
-            stop = self._timeouts >= TIMEOUTS_IN_A_ROW
+            self._timeouts.append(operation_of(request))
+            recent = self._timeouts[-TIMEOUTS_IN_A_ROW:]
+            stop = len(recent) == TIMEOUTS_IN_A_ROW and len(set(recent)) > 1
         if stop and self.active:
             self.stop(
                 f"target {_origin(request)} stopped answering: {TIMEOUTS_IN_A_ROW} requests in a "
-                f"row got no answer within {self.request_timeout:g} s (--request-timeout)"
+                f"row, on {len(set(recent))} operations, got no answer within "
+                f"{self.request_timeout:g} s (--request-timeout)"
             )
 
     def stop(self, reason: str) -> None:
@@ -165,9 +197,12 @@ class GuardedTransport(httpx.BaseTransport):
         self.inner = inner or httpx.HTTPTransport()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self.guard.active and (reason := self.guard.refusal(request)) is not None:
-            raise ReadOnlyRefused(reason)
         ledger = self.ledger()
+        owned = ledger.owned if ledger is not None else set()
+        if self.guard.active and (reason := self.guard.refusal(request, owned)) is not None:
+            if self.guard.read_only:
+                raise ReadOnlyRefused(reason)
+            raise NotOwned(reason)
         own = redact.is_secret(_credential(request))  # a credential of the run: it may create
         intent = ledger.intend(request, self.principal, own) if ledger is not None else None
         try:
@@ -180,12 +215,11 @@ class GuardedTransport(httpx.BaseTransport):
             )
             raise type(exc)(message, request=request) from None
         body = None
-        if _is_json(response) and (intent is not None or self.guard.read_only):
-            response.read()  # small JSON answers only; a stream is never read here
+        if _is_json(response):
+            response.read()  # JSON answers only (the client reads them anyway); never a stream
             body = _json(response)
             redact.register_fields(body)  # e.g. a chat-kit client secret, before anyone shows it
-            if self.guard.read_only:
-                self.guard.remember(body)
+            self.guard.remember(body)
         if intent is not None and ledger is not None:
             ledger.created(intent, response.status_code, body)
         mine = bool(self.token) and _credential(request) == self.token
@@ -203,7 +237,7 @@ def _is_json(response: httpx.Response) -> bool:
 def _json(response: httpx.Response) -> Any:
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -221,7 +255,18 @@ class Session:
 
     @classmethod
     def open(cls, settings: SuiteSettings, target: Target) -> Session:
-        guard = Guard(settings.read_only, settings.request_timeout)
+        def probe() -> int | None:
+            url = f"{target.base_url}/api/ai/threads/search"
+            headers = {"Authorization": f"Bearer {target.token}"}
+            try:
+                answer = httpx.post(
+                    url, json={"limit": 1}, headers=headers, timeout=settings.request_timeout
+                )
+            except httpx.HTTPError:
+                return None
+            return answer.status_code
+
+        guard = Guard(settings.read_only, settings.request_timeout, probe=probe)
         return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url))
 
     def transport(self, principal: str, token: str | None) -> GuardedTransport:
@@ -233,6 +278,7 @@ class Session:
         where = self.ledger.path
         if settings.no_cleanup:
             kept = self.ledger.keep()
+            self.ledger.release()
             if kept:
                 self.cleanup = (
                     f"--no-cleanup: kept the {kept} resources run {self.ledger.run_prefix} "
@@ -241,6 +287,7 @@ class Session:
             return
         with _cleanup_clients(settings, target) as clients:
             self.left = self.ledger.clean_up(clients)
+        self.ledger.release()
         removed = sum(1 for r in _records(where) if r.get("event") == "removed")
         if removed or self.left:
             self.cleanup = f"cleanup: removed {removed} resources run {self.ledger.run_prefix} "
@@ -324,6 +371,7 @@ def sweep(settings: SuiteSettings) -> SweepOutcome:
         f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
     ]
     lines += [f"  could not remove: {line}" for line in result.left]
+    lines += [f"  left alone: run {run} is still going" for run in result.live]
     return SweepOutcome(HARNESS_ERROR_EXIT if result.left else 0, lines)
 
 

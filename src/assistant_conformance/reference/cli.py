@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from .app import create_app
 from .context import Settings
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         sock.bind((args.host, args.port))
     except OSError as exc:
         sys.exit(f"assistant-reference: cannot listen on {args.host}:{args.port}: {exc.strerror}")
-    app = create_app(settings)
+    app: ASGIApp = create_app(settings)
     if args.mutant:
         from ..mutants import wrap
 
