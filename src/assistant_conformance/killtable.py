@@ -86,7 +86,10 @@ def cases(
         Case(name, MUTANT, expected, selection(name), summary(cls))
         for name, (cls, expected) in MUTANTS.items()
     ]
-    every += [Case(name, VARIANT, (), WHOLE_SUITE, summary(cls)) for name, cls in VARIANTS.items()]
+    every += [
+        Case(name, VARIANT, (), getattr(cls, "pytest_args", WHOLE_SUITE), summary(cls))
+        for name, cls in VARIANTS.items()
+    ]
     wanted, kinds = set(names), set(kinds)
     unknown = wanted - {c.name for c in every}
     if unknown:
@@ -171,11 +174,19 @@ def judge(outcomes: list[Outcome]) -> None:
         outcome.result = "failed" if outcome.problem or extra else "passed"
 
 
+def rank(case: Case) -> int:
+    """Longest first, so the pool ends together: spread-out whole-suite runs (the slowest), whole-
+    suite runs, then the property layer's mutants, then the rest."""
+    if case.kind != MUTANT:
+        return 0 if "-n" in case.pytest_args else 1
+    return 2 if any(p in PROPERTY_LAYER for p in case.pytest_args) else 3
+
+
 def run_all(
     selected: list[Case], workdir: Path, jobs: int, timeout: float = RUN_TIMEOUT
 ) -> list[Outcome]:
     """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged."""
-    order = sorted(selected, key=lambda c: c.pytest_args != WHOLE_SUITE)
+    order = sorted(selected, key=rank)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {c.name: pool.submit(run_case, c, workdir / c.name, timeout) for c in order}
         outcomes = [futures[c.name].result() for c in selected]

@@ -965,25 +965,38 @@ MUTANTS.update(
 PROPERTY_LAYER = ("tests/test_property.py", "tests/test_stateful.py")
 KNOWLEDGE_MODULES = ("tests/test_knowledge.py", "tests/test_knowledge_prefixes.py")
 SELECTIONS: dict[str, tuple[str, ...]] = {
-    # the property layer's mutants (selftests/test_property_layer.py runs them the same way)
-    "create-thread-200": (*PROPERTY_LAYER, "-k", "createThread or state_machine"),
-    "search-threads-no-auth": (*PROPERTY_LAYER, "-k", "searchThreads or state_machine"),
+    # the property layer's mutants: the operations they touch and the state machine of their area
+    # (selftests/test_property_layer.py runs every state machine)
+    "create-thread-200": (*PROPERTY_LAYER, "-k", "createThread or (state_machine and threads)"),
+    "search-threads-no-auth": (
+        *PROPERTY_LAYER,
+        "-k",
+        "searchThreads or (state_machine and threads)",
+    ),
     "kb-permission-any-string": (
         *PROPERTY_LAYER,
         "-k",
-        "CreateKnowledgebase or UpdateKnowledgebase or state_machine",
+        "CreateKnowledgebase or UpdateKnowledgebase or (state_machine and knowledge)",
     ),
-    "status-ids-optional": (*PROPERTY_LAYER, "-k", "GetDocumentStatus or state_machine"),
-    "empty-bulk-500": (*PROPERTY_LAYER, "-k", "BulkCreateDocuments or state_machine"),
+    "status-ids-optional": (
+        *PROPERTY_LAYER,
+        "-k",
+        "GetDocumentStatus or (state_machine and knowledge)",
+    ),
+    "empty-bulk-500": (
+        *PROPERTY_LAYER,
+        "-k",
+        "BulkCreateDocuments or (state_machine and knowledge)",
+    ),
     "deleted-thread-readable": (
         *PROPERTY_LAYER,
         "-k",
-        "deleteThread or getThread or state_machine",
+        "deleteThread or getThread or (state_machine and threads)",
     ),
     "conversation-search-hangs": (
         *PROPERTY_LAYER,
         "-k",
-        "searchConversations or state_machine",
+        "searchConversations or (state_machine and conversations)",
         "--request-timeout",
         "2",
     ),

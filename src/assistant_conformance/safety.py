@@ -1,10 +1,13 @@
 """What keeps a run safe on a real deployment: every request of the suite's clients passes here.
 
 `GuardedTransport` wraps the transport of the `api`, `alt_api` and `anonymous_api` clients:
-- under --read-only it refuses, before sending, every request that could change data: a write
-  with a credential the run holds, unless it only reads (search, count, history, namespaces) or
-  names an identifier the target never answered in this run (an unknown id: a random UUID hits
-  real data only by guessing one). The test is then skipped ("read-only mode: ...");
+- owned data only: a write with a credential the run holds may change only what the run created
+  (its path names an id the ledger lists) or name an identifier the target never answered in this
+  run (an unknown id: a random UUID hits real data only by guessing one); anything else is a
+  defect of the suite and is not sent (NotOwned);
+- under --read-only it refuses, before sending, every such write that could change data: unless
+  it only reads (search, count, history, namespaces) or names an unknown id. The test is then
+  skipped ("read-only mode: ...");
 - it writes what a request may create to the ledger before sending it (intent), and the request
   that deletes it as soon as the answer names its id (see ledger.CREATES);
 - a request cut at --request-timeout raises with a message naming the request and the bound;
@@ -207,6 +210,8 @@ class GuardedTransport(httpx.BaseTransport):
         intent = ledger.intend(request, self.principal, own) if ledger is not None else None
         try:
             response = self.inner.handle_request(request)
+            if _is_json(response):
+                response.read()  # JSON answers only (the client reads them anyway); no stream
         except httpx.TimeoutException as exc:
             self.guard.timed_out(request)
             message = (
@@ -216,7 +221,6 @@ class GuardedTransport(httpx.BaseTransport):
             raise type(exc)(message, request=request) from None
         body = None
         if _is_json(response):
-            response.read()  # JSON answers only (the client reads them anyway); never a stream
             body = _json(response)
             redact.register_fields(body)  # e.g. a chat-kit client secret, before anyone shows it
             self.guard.remember(body)

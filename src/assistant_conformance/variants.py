@@ -25,6 +25,8 @@ from .mutants import EventFrames, read_body
 class Variant:
     """Base: passes everything through; a subclass changes what it is about."""
 
+    pytest_args: tuple[str, ...] = ()  # how the whole suite runs against it, if not as usual
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -163,6 +165,9 @@ class OpaqueEventIds(EventFrames):
 
 class Latency150ms(Variant):
     """Every answer starts 150 ms late."""
+
+    # The suite's time against it is waiting (about 4000 requests): spread over xdist workers.
+    pytest_args = ("-n", "6")
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def late(message: Message) -> None:
