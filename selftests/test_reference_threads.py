@@ -366,7 +366,9 @@ def test_unknown_ids_are_404_json(client):
         assert response.json()["statusCode"] == 404
 
 
-FIXED_ID = "0b5a3c1e-5f0e-4c1a-9b7e-1d2c3b4a5f60"  # fixed: parameter ids must match across xdist workers
+FIXED_ID = (
+    "0b5a3c1e-5f0e-4c1a-9b7e-1d2c3b4a5f60"  # fixed: parameter ids must match across xdist workers
+)
 BAD_REQUESTS = [
     ("POST", "/threads", b"{not json", None),
     ("POST", "/threads", b"[1, 2]", None),

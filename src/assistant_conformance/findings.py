@@ -75,10 +75,8 @@ def _record(req_id: str, ok: bool, expected: str, actual: object, response: obje
     requirement = load()[req_id]
     if req_id not in record.allowed:
         raise RuntimeError(f"test checks {req_id} but does not name it in @pytest.mark.req")
-    if ok:
-        verdict = PASS
-    else:
-        verdict = FAIL if requirement.level == "MUST" or record.strict else WARN
+    failed = FAIL if requirement.level == "MUST" or record.strict else WARN
+    verdict = PASS if ok else failed
     evidence = None
     if isinstance(response, httpx.Response):
         evidence = Exchange.of(response).as_dict()
@@ -113,7 +111,7 @@ def expect_status(req_id: str, response: httpx.Response, *statuses: int) -> bool
 
 
 def require_success(req_id: str, response: httpx.Response, status: int) -> None:
-    """Record the status requirement; go on after any 2xx (a 200 for a 201 is reported, not fatal)."""
+    """Record the status requirement; go on after any 2xx (a 200 for a 201 is reported)."""
     expect_status(req_id, response, status)
     if not 200 <= response.status_code < 300:
         raise Blocked(

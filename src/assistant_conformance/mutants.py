@@ -422,12 +422,14 @@ async def answer_of(app: ASGIApp, scope: Scope, body: bytes = b"") -> tuple[Mess
 
 
 async def send_answer(send: Send, start: Message, status: int, content: bytes) -> None:
+    """Answer `status` with `content` and the headers of `start` (a 204 carries no body at all)."""
+    content = b"" if status == 204 else content
     drop = (b"content-length",) if content else (b"content-length", b"content-type")
     headers = [(k, v) for k, v in start["headers"] if k.lower() not in drop]
-    if content or status != 204:
+    if status != 204:
         headers.append((b"content-length", str(len(content)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": content if status != 204 else b""})
+    await send({"type": "http.response.body", "body": content})
 
 
 def json_or_none(content: bytes) -> Any:

@@ -1,8 +1,9 @@
 """Request parsing shared by the threads, runs, assistants and store routes.
 
 Bodies are read by hand (not by FastAPI) because the contract leaves them optional: an absent or
-empty body means "no options"; a JSON `null` is a body that is not an object. Anything that is not a JSON object, or does
-not fit its model, is a 400 naming the field; nothing is stored before parsing succeeds.
+empty body means "no options"; a JSON `null` is a body that is not an object. Anything that is
+not a JSON object, or does not fit its model, is a 400 naming the field; nothing is stored
+before parsing succeeds.
 """
 
 from __future__ import annotations
