@@ -98,16 +98,17 @@ def cases(
 
 
 def plugins_off(args: tuple[str, ...]) -> list[str]:
-    """Plugins a run can do without: langsmith's always; schemathesis' and hypothesis' when the
-    selection leaves out the property layer (they cost seconds of start-up per process)."""
-    off = ["-p", "no:langsmith_plugin"]
+    """Plugins a run does without (each costs start-up time, and only conformance.json is read):
+    langsmith's, allure's, anyio's and platformdirs' always, xdist's unless the run uses it, and
+    schemathesis' and hypothesis' when the selection leaves out the property layer."""
+    off = ["langsmith_plugin", "allure_pytest", "anyio", "platformdirs"]
+    off += [] if "-n" in args else ["xdist", "xdist.looponfail"]
     paths = [a for a in args if a == "tests" or a.startswith("tests/")]
     ignored = {a.removeprefix("--ignore=") for a in args if a.startswith("--ignore=")}
-    if not paths or any(p in PROPERTY_LAYER for p in paths):
-        return off
-    if "tests" in paths and not set(PROPERTY_LAYER) <= ignored:
-        return off
-    return [*off, "-p", "no:schemathesis", "-p", "no:hypothesispytest"]
+    lean = paths and not any(p in PROPERTY_LAYER for p in paths)
+    if lean and ("tests" not in paths or set(PROPERTY_LAYER) <= ignored):
+        off += ["schemathesis", "hypothesispytest"]
+    return [arg for name in off for arg in ("-p", f"no:{name}")]
 
 
 def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome:

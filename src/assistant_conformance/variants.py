@@ -167,7 +167,7 @@ class Latency150ms(Variant):
     """Every answer starts 150 ms late."""
 
     # The suite's time against it is waiting (about 4000 requests): spread over xdist workers.
-    pytest_args = ("-n", "6")
+    pytest_args = ("-n", "4")
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def late(message: Message) -> None:
