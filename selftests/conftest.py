@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -60,7 +59,15 @@ def client_b(reference_server: embedded.RunningServer) -> Iterator[httpx.Client]
     yield from _client(reference_server, TOKEN_B)
 
 
-# The kill table (every mutant and variant against the suite) is the heaviest self-test:
-# it runs only when asked, until its CI time is measured on a quiet machine (see the issue 6 note).
-if os.environ.get("ASSISTANT_SELFTEST_KILLTABLE") != "1":
-    collect_ignore = ["test_mutants.py", "test_variants.py"]
+# Longest first: under xdist the kill table's runs (minutes, several at once) start while the
+# other worker takes everything else.
+FIRST = ("test_variants", "test_mutants")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` a module's tests share a worker, so a module fixture is made once
+    (a module may name a group it shares with others: the safety batch)."""
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    items.sort(key=lambda item: item.module.__name__ not in FIRST)

@@ -18,6 +18,9 @@ from safety_support import TOKEN
 from assistant_conformance.ledger import CREATES, LEDGER_DIR, Ledger, open_entries, read, sweep
 from assistant_conformance.safety import Guard, GuardedTransport, NotOwned
 
+# Under xdist the batch is made once, on one worker, for every test that reads it.
+pytestmark = pytest.mark.xdist_group("safety-batch")
+
 EXPIRES_ONLY = {"chatkit_secret"}  # no delete operation in the contract: they expire
 
 

@@ -27,7 +27,15 @@ HANG_ONE = (
     "tests/test_knowledge.py::test_processed_documents_reach_a_terminal_status[v1-kb]",
 )
 REQUEST_TIMEOUT, PROCESS_TIMEOUT = 2.0, 3.0
+BOUND = 30  # seconds an unusable or hanging target may cost a run, beyond its start-up
 PLAIN_HTTP_ANSWER = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+def seconds_of(run: Done, runs: dict[str, Done]) -> float:
+    """What the target's behaviour cost the run: its time less that of the short-token run (made
+    at the same time, stopped by a usage error before any request), i.e. less the start-up of
+    Python, pytest and the plugins, which a loaded machine stretches."""
+    return run.elapsed - runs["short-token"].elapsed
 
 
 class RevokedAfterPreflight:
@@ -120,7 +128,7 @@ def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str
     assert run.output.count("harness error:") <= 2  # the line, and pytest's own echo of it
     assert TOKEN not in run.output
     assert run.output.count("FAILED") + run.output.count("ERROR ") == 0, run.output
-    assert run.elapsed < 60
+    assert seconds_of(run, runs) < BOUND
 
 
 def test_stopped_run_reports_why(runs: dict[str, Done]):
@@ -156,7 +164,7 @@ def test_operation_that_hangs_costs_one_request_timeout_and_the_run_finishes(run
     reasons = {r["id"]: r for r in run.document()["requirements"]}
     assert "no answer within 2 s (--request-timeout): GET" in run.output
     assert any("no answer within 2 s" in (r["reason"] or "") for r in reasons.values())
-    assert run.elapsed < 60
+    assert seconds_of(run, runs) < BOUND
 
 
 def test_endless_stream_and_endless_processing_are_cut_and_reported(runs: dict[str, Done]):

@@ -1,36 +1,27 @@
 """The suite catches every mutant of the reference server, each by the requirement it breaks.
 
 Every mutant of assistant_conformance.mutants runs on its own server against the part of the suite
-it needs (mutants.selection: paths, -k on its requirement IDs, options), several at once, through
-the same runner as `python -m assistant_conformance.killtable`. The requirements conformance.json
-then reports failed or warned must be exactly the registry's IDs (a MUST failed, a SHOULD warned):
+it needs (mutants.selection: paths, -k on its requirement IDs, options), several at once, in one
+pool with the variants (killtable_batch.py), through the same runner as
+`python -m assistant_conformance.killtable`; the table lands in reports/killtable.md. The
+requirements its conformance.json reports failed or warned must be exactly the registry's IDs:
 named rather than counted, so a check weakened into vacuity shows as the requirement it lost.
-The same selections pass against the unchanged reference (selftests/test_variants.py runs the whole
+The same selections pass against the unchanged reference (the README's first command runs the whole
 suite against it), so "exactly" means something.
 """
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import pytest
+from killtable_batch import outcomes
 
 from assistant_conformance import killtable
 from assistant_conformance.catalogue import load
 from assistant_conformance.mutants import MUTANTS
 
 MINIMUM = 35
-
-
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, killtable.Outcome]:
-    workdir = tmp_path_factory.mktemp("mutants")
-    jobs, started = killtable.default_jobs(), time.monotonic()
-    done = killtable.run_all(killtable.cases(kinds=[killtable.MUTANT]), workdir, jobs)
-    killtable.write(done, workdir / "reports", time.monotonic() - started, jobs)
-    print(f"\n{killtable.text(done)}\n(table in {Path(workdir) / 'reports' / 'killtable.md'})")
-    return {o.case.name: o for o in done}
+# Under xdist the table is made once, on one worker, for the variants' tests and these.
+pytestmark = pytest.mark.xdist_group("killtable")
 
 
 def test_the_catalogue_has_enough_mutants() -> None:
@@ -52,9 +43,7 @@ def test_every_section_has_a_mutant() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_mutant_is_reported_by_its_requirements(
-    outcomes: dict[str, killtable.Outcome], name: str
-) -> None:
-    outcome = outcomes[name]
+def test_mutant_is_reported_by_its_requirements(name: str) -> None:
+    outcome = outcomes()[name]
     assert not outcome.problem, f"{outcome.problem}\n{outcome.log}"
     assert outcome.observed == outcome.case.wanted(), outcome.log

@@ -1,9 +1,9 @@
 """The property layer (tests/test_property.py, tests/test_stateful.py) against the reference server
-and against deliberately wrong variants of it (assistant_conformance.mutants).
+and against servers that hang or skip auth. (Its mutants, each caught by the requirement it
+breaks, are rows of the kill-rate table: selftests/test_mutants.py.)
 
 Each run is a subprocess `pytest ... --base-url URL --token T`, as a user would run it; the verdicts
-are read from reports/conformance.json. The reference must pass with every seed; each mutant must
-be reported with exactly the requirement it breaks (failed for a MUST, warned for a SHOULD).
+are read from reports/conformance.json. The reference must pass with the default seed and another.
 """
 
 from __future__ import annotations
@@ -18,24 +18,12 @@ from pathlib import Path
 import pytest
 
 from assistant_conformance.catalogue import load
-from assistant_conformance.mutants import MUTANTS
 from assistant_conformance.property_scope import operations, plausible_kb_body, requirements
 
 TOKEN_A = "selftest-token-a"  # principal A of selftests/conftest.py's servers
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = ["tests/test_property.py", "tests/test_stateful.py"]
-# Each mutant is run on the operations it touches and the state machine of their chain of links.
-PROPERTY_MUTANTS = {
-    "create-thread-200": "createThread or state_machine and threads",
-    "search-threads-no-auth": "searchThreads",
-    "kb-permission-any-string": "CreateKnowledgebase or UpdateKnowledgebase",
-    "status-ids-optional": "GetDocumentStatus or state_machine and knowledge",
-    "empty-bulk-500": "BulkCreateDocuments or state_machine and knowledge",
-    "deleted-thread-readable": "deleteThread or getThread or state_machine and threads",
-    "conversation-search-hangs": "searchConversations or state_machine and conversations",
-}
-HANGS = {"conversation-search-hangs"}  # run with a short request timeout
 SHORT_TIMEOUT = ["--request-timeout", "2"]
 
 
@@ -113,34 +101,13 @@ def test_reference_passes_the_whole_layer(reference_run: Run) -> None:
     assert {"AUTH-MISSING-REJECTED", "KB-ALLOWED-VALUES", "THR-DELETE-GONE", "RUN-STATUS"} <= tested
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_reference_passes_with_other_seeds(reference_server, tmp_path, seed: int) -> None:
-    assert_clean(run_layer(reference_server.base_url, tmp_path, seed=seed))
+def test_reference_passes_with_another_seed(reference_server, tmp_path) -> None:
+    assert_clean(run_layer(reference_server.base_url, tmp_path, seed=1))
 
 
 def test_the_token_never_appears(reference_run: Run) -> None:
     assert TOKEN_A not in reference_run.output
     assert TOKEN_A not in reference_run.files
-
-
-@pytest.mark.parametrize("name", sorted(PROPERTY_MUTANTS))
-def test_mutant_is_reported_with_its_requirement(
-    name: str, start_server, tmp_path, reference_run: Run
-) -> None:
-    server = start_server(tmp_path / "mutant.db", token_delay_ms=5, extra_args=["--mutant", name])
-    extra = SHORT_TIMEOUT if name in HANGS else []
-    run = run_layer(
-        server.base_url, tmp_path / "reports", select=PROPERTY_MUTANTS[name], extra=extra
-    )
-    expected = set(MUTANTS[name][1])
-    must = {rid for rid in expected if load()[rid].level == "MUST"}
-    assert run.ids("fail") == must, run.output[-4000:]
-    assert run.ids("error") == set(), run.output[-4000:]
-    # SHOULD ones warn; warnings the reference gets itself (same seed) are not the mutant's.
-    assert run.ids("warn") - reference_run.ids("warn") == expected - must, run.output[-4000:]
-    evidence = [f for r in run.report["requirements"] if r["id"] in expected for f in r["findings"]]
-    assert evidence and all(f["evidence"] and "curl" in f["evidence"]["curl"] for f in evidence)
-    assert TOKEN_A not in run.output + run.files
 
 
 def test_ignored_auth_runs_and_names_the_operation(start_server, tmp_path) -> None:

@@ -20,6 +20,9 @@ from safety_support import ALT_TOKEN, TOKEN, Done
 
 from assistant_conformance import redact
 
+# Under xdist the batch is made once, on one worker, for every test that reads it.
+pytestmark = pytest.mark.xdist_group("safety-batch")
+
 SECRET_SHAPED = re.compile(r"ck_[A-Za-z0-9_-]{20,}")  # how the reference's client secrets look
 RUNS = ("main", "echo", "mutant", "leaky")
 

@@ -5,8 +5,10 @@ land in the storage folder under the server's own id, nowhere else."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -115,15 +117,27 @@ def expect_json_4xx(response: httpx.Response | tuple[int, bytes]) -> None:
 
 
 def raw(base_url: str, request: bytes) -> tuple[int, bytes]:
-    """Send bytes no client library would send; answer the status and the body."""
+    """Send bytes no client library would send; answer the status and the body.
+
+    A server may answer and close before it has read a huge request, which resets the
+    connection: so the answer is read while the request is still being sent, and a send cut
+    short by the server is not an error."""
     url = urlsplit(base_url)
     with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
-        sock.sendall(request)
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
+        received: list[bytes] = []
+        reader = threading.Thread(target=read_until_closed, args=(sock, received))
+        reader.start()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(request)
+        reader.join()
+    head, _, body = b"".join(received).partition(b"\r\n\r\n")
     return int(head.split(b" ")[1]), body
+
+
+def read_until_closed(sock: socket.socket, received: list[bytes]) -> None:
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            received.append(chunk)
 
 
 def get_raw(base_url: str, target: bytes) -> tuple[int, bytes]:

@@ -503,6 +503,24 @@ class FileUpload200(SuccessStatusChanged):
     method, path, was, now = "POST", re.compile(r"/api/ai/v1/file"), 201, 200
 
 
+class ContextUpload200(SuccessStatusChanged):
+    """CTX-STATUS: POST /api/ai/contexts/file answers 200 instead of 201."""
+
+    method, path, was, now = "POST", re.compile(r"/api/ai/contexts/file"), 201, 200
+
+
+class ChatkitSession200(SuccessStatusChanged):
+    """CHATKIT-STATUS: POST /api/ai/v1/chatkit/sessions answers 200 instead of 201."""
+
+    method, path, was, now = "POST", re.compile(r"/api/ai/v1/chatkit/sessions"), 201, 200
+
+
+class Usage201(SuccessStatusChanged):
+    """USAGE-STATUS: GET .../usage answers 201 instead of 200."""
+
+    method, path, was, now = "GET", re.compile(THREAD + r"/usage"), 200, 201
+
+
 # --- authentication --------------------------------------------------------------------------
 
 
@@ -872,6 +890,42 @@ class UnknownIdAnswersEmpty(Mutant):
         await send_answer(send, start, start["status"], content)
 
 
+class MalformedJson500(Mutant):
+    """ROBUST-NO-5XX: a request body that is not JSON answers 500 (so not the 4xx of
+    ROBUST-BAD-INPUT-4XX either)."""
+
+    def applies(self, scope: Scope) -> bool:
+        content_type = dict(scope["headers"]).get(b"content-type", b"")
+        return scope["method"] in ("POST", "PUT", "PATCH") and b"json" in content_type
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await read_body(receive)
+        try:
+            json.loads(body)
+        except (ValueError, RecursionError):
+            if body.strip() and self.authorized(scope):
+                await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
+                return
+        await self.app(scope, replay(body), send)
+
+
+class ErrorsAsText(Mutant):
+    """ROBUST-ERROR-JSON: 4xx answers carry a text/plain body instead of JSON."""
+
+    method, path = "", re.compile(r"/api/ai/.+")
+
+    def applies(self, scope: Scope) -> bool:
+        return bool(self.path.fullmatch(scope["path"])) and not STREAMS.fullmatch(scope["path"])
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        start, content = await answer_of(self.app, scope, await read_body(receive))
+        if 400 <= start["status"] < 500:
+            plain = [(k, v) for k, v in start["headers"] if k.lower() != b"content-type"]
+            start = {**start, "headers": [*plain, (b"content-type", b"text/plain; charset=utf-8")]}
+            content = f"Error {start['status']}\n".encode()
+        await send_answer(send, start, start["status"], content)
+
+
 class AssistantCountOffByOne(Mutant):
     """ASST-COUNT-CONSISTENT: the assistant count is one more than search finds."""
 
@@ -925,6 +979,9 @@ MUTANTS.update(
         "runs-cancel-200": (RunsCancel200, ("RUN-STATUS",)),
         "assistants-count-200": (AssistantsCount200, ("ASST-STATUS",)),
         "file-upload-200": (FileUpload200, ("FILE-STATUS",)),
+        "context-upload-200": (ContextUpload200, ("CTX-STATUS",)),
+        "chatkit-session-200": (ChatkitSession200, ("CHATKIT-STATUS",)),
+        "usage-201": (Usage201, ("USAGE-STATUS",)),
         "any-token-accepted": (
             AnyTokenAccepted,
             ("AUTH-INVALID-REJECTED", "AUTH-401", "AUTH-REJECTED-NO-EFFECT"),
@@ -956,6 +1013,8 @@ MUTANTS.update(
         "state-write-not-persisted": (StateWriteNotPersisted, ("THR-STATE-PERSISTS",)),
         "copy-answers-the-original": (CopyAnswersTheOriginal, ("THR-COPY-NEW-THREAD",)),
         "unknown-id-answers-empty": (UnknownIdAnswersEmpty, ("ROBUST-UNKNOWN-ID-404",)),
+        "malformed-json-500": (MalformedJson500, ("ROBUST-NO-5XX", "ROBUST-BAD-INPUT-4XX")),
+        "errors-as-text": (ErrorsAsText, ("ROBUST-ERROR-JSON",)),
         "assistant-count-off-by-one": (AssistantCountOffByOne, ("ASST-COUNT-CONSISTENT",)),
         "context-delete-keeps-file": (ContextDeleteKeepsFile, ("CTX-DELETE-GONE",)),
         "store-search-finds-nothing": (StoreSearchFindsNothing, ("STORE-SEARCH-FINDS",)),

@@ -1,0 +1,24 @@
+"""The kill-rate table, made once per session for selftests/test_mutants.py and test_variants.py:
+every mutant and variant in one pool (the long variant runs first, the short mutant runs fill in
+around them), written to reports/killtable.md and killtable.json as the command writes it."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from functools import cache
+from pathlib import Path
+
+from assistant_conformance import killtable
+
+REPORT_DIR = killtable.ROOT / "reports"
+
+
+@cache
+def outcomes() -> dict[str, killtable.Outcome]:
+    workdir = Path(tempfile.mkdtemp(prefix="killtable-"))
+    jobs, started = killtable.default_jobs(), time.monotonic()
+    done = killtable.run_all(killtable.cases(), workdir, jobs)
+    killtable.write(done, REPORT_DIR, time.monotonic() - started, jobs)
+    print(f"\n{killtable.text(done)}\n(table in {REPORT_DIR / 'killtable.md'})")
+    return {o.case.name: o for o in done}
