@@ -36,10 +36,10 @@ def test_mutant_docstring_names_the_requirement_it_breaks(name: str) -> None:
     assert killtable.summary(cls).startswith(expected[0]), killtable.summary(cls)
 
 
-def test_every_section_has_a_mutant() -> None:
-    catalogue = load()
-    broken = {catalogue[rid].section for _, expected in MUTANTS.values() for rid in expected}
-    assert set(catalogue.sections) - broken == set()
+def test_every_requirement_has_a_mutant() -> None:
+    """Each requirement is shown to be checkable: some broken server makes the suite report it."""
+    broken = {rid for _, expected in MUTANTS.values() for rid in expected}
+    assert set(load().requirements) - broken == set()
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))

@@ -12,13 +12,19 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import requests
 
+from assistant_conformance import property as prop
+from assistant_conformance import redact
 from assistant_conformance.catalogue import load
+from assistant_conformance.ledger import Ledger, read
 from assistant_conformance.property_scope import operations, plausible_kb_body, requirements
+from assistant_conformance.safety import Guard
 
 TOKEN_A = "selftest-token-a"  # principal A of selftests/conftest.py's servers
 
@@ -127,3 +133,47 @@ def test_a_stream_that_never_ends_is_cut(start_server, tmp_path) -> None:
     run = run_layer(server.base_url, tmp_path / "reports", select=select, extra=SHORT_TIMEOUT)
     assert time.monotonic() - started < 180
     assert run.ids("fail") == set() and run.ids("error") == set(), run.output[-4000:]
+
+
+# --- owned data only, in the generated layer ----------------------------------------------------
+
+
+@pytest.fixture
+def guarded_runner(reference_server, tmp_path) -> Iterator[prop.Runner]:
+    redact.register(TOKEN_A, "SELFTEST_TOKEN")  # as the plugin does: the run's own credential
+    with requests.Session() as session:
+        yield prop.Runner(
+            base_url=reference_server.base_url,
+            token=TOKEN_A,
+            timeout=10,
+            session=session,
+            ledger=Ledger(tmp_path / "ledger", reference_server.base_url),
+            guard=Guard(read_only=False, request_timeout=10),
+        )
+
+
+def test_generated_create_is_in_the_ledger_before_its_answer(guarded_runner) -> None:
+    create = prop.schema()["/api/ai/threads"]["POST"].Case(body={"metadata": {}})
+    answer = guarded_runner.send(create).json()
+    assert guarded_runner.ledger is not None
+    records = read(guarded_runner.ledger.path)
+    events = [(r["event"], r.get("seq")) for r in records[1:]]
+    assert events == [("intent", 1), ("created", 1)]  # the intent went out first
+    assert records[2]["delete"]["path"] == f"/api/ai/threads/{answer['thread_id']}"
+
+
+def test_generated_write_on_data_the_run_did_not_create_is_withheld(
+    guarded_runner, client_b
+) -> None:
+    """A thread of another principal that the target showed (e.g. in a search answer): a generated
+    DELETE naming it is not sent; one naming an unknown id is (it checks a 404)."""
+    theirs = client_b.post("/api/ai/threads", json={}).json()["thread_id"]
+    assert guarded_runner.guard is not None
+    guarded_runner.guard.remember({"thread_id": theirs})
+    delete = prop.schema()["/api/ai/threads/{thread_id}"]["DELETE"]
+    with pytest.raises(prop.Withheld):
+        guarded_runner.send(delete.Case(path_parameters={"thread_id": theirs}))
+    assert client_b.get(f"/api/ai/threads/{theirs}").status_code == 200
+    unknown = delete.Case(path_parameters={"thread_id": "5f1d6c0e-0000-4000-8000-000000000000"})
+    assert guarded_runner.send(unknown).status_code == 404
+    assert guarded_runner.sent == 1 and len(guarded_runner.withheld) == 1

@@ -46,18 +46,11 @@ def http_session() -> Iterator[requests.Session]:
 
 
 @pytest.fixture
-def runner(request, target, suite_settings, http_session, ledger) -> prop.Runner:
+def runner(request, target, suite_settings, http_session, run_safety) -> prop.Runner:
     # The suite reports (findings), not schemathesis' own writers: opting out of those also keeps
     # schemathesis' makereport hook from asserting on a report that only findings failed.
     request.node.operation_label = None
-    return prop.Runner(
-        base_url=target.base_url,
-        token=target.token,
-        timeout=suite_settings.request_timeout,
-        session=http_session,
-        examples=suite_settings.examples,
-        ledger=ledger,
-    )
+    return prop.Runner.for_run(target, suite_settings, http_session, run_safety)
 
 
 @schema.parametrize()

@@ -25,16 +25,10 @@ AREAS = [
 
 
 @pytest.mark.parametrize("area", AREAS)
-def test_state_machine(area: str, target, suite_settings, ledger) -> None:
+def test_state_machine(area: str, target, suite_settings, run_safety) -> None:
     with requests.Session() as session:
-        runner = prop.Runner(
-            base_url=target.base_url,
-            token=target.token,
-            timeout=suite_settings.request_timeout,
-            session=session,
-            examples=suite_settings.examples,
-            ledger=ledger,
-        )
+        runner = prop.Runner.for_run(target, suite_settings, session, run_safety)
         seed, examples = suite_settings.seed, suite_settings.examples
         scenarios = prop.run_state_machine(runner, area, seed, examples, STEPS)
-        print(f"{area}: {scenarios} scenarios, {runner.sent} requests")
+        withheld = f", {len(runner.withheld)} steps withheld (owned data only)"
+        print(f"{area}: {scenarios} scenarios, {runner.sent} requests" + withheld)

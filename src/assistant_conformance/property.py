@@ -12,15 +12,15 @@ stateful scenarios.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import httpx
 import hypothesis
 import requests
 import schemathesis
@@ -37,6 +37,7 @@ from schemathesis.openapi.checks import IgnoredAuth
 from . import findings
 from .catalogue import OPENAPI_PATH
 from .exchange import Exchange
+from .ledger import Ledger
 from .property_scope import (
     CHECKS,
     LAST,
@@ -48,12 +49,15 @@ from .property_scope import (
     negations,
     only_last_event_id,
     operation_id,
-    operations,
     requirement_for,
     requirements,
     stateful_requirements,
     status_requirement,
 )
+from .safety import Guard
+from .safety import Session as RunSafety
+from .settings import SuiteSettings
+from .target import Target
 
 __all__ = ["AREAS", "Runner", "by_label", "configure", "requirements", "run_state_machine"]
 __all__ += ["schema", "stateful_requirements"]
@@ -74,17 +78,6 @@ EXPECTED = {
     "use_after_free": "404 for a resource deleted before",
     "ensure_resource_availability": "the resource just created can be used",
 }
-# What a generated create leaves behind, and the operation (and answer field) that removes it.
-CLEAN_UP = {
-    "createThread": ("deleteThread", "thread_id"),
-    "copyThread": ("deleteThread", "thread_id"),
-    "createConversation": ("deleteConversation", "id"),
-    "v1CreateKnowledgebase": ("v1DeleteKnowledgebase", "id"),
-    "knowledgesCreateKnowledgebase": ("knowledgesDeleteKnowledgebase", "id"),
-    "createContextFile": ("deleteContextFile", "id"),
-}
-
-
 # --- schemathesis set-up ------------------------------------------------------------------------
 
 
@@ -143,6 +136,20 @@ class TransportBroken(Exception):
     """The target stopped answering; the layer stops sending instead of waiting out each case."""
 
 
+class Withheld(Exception):
+    """A generated write would touch data the run did not create: the case is not sent."""
+
+
+def json_of(response: Response) -> Any:
+    """The answer's JSON (None when it has none): what the guard and the ledger read."""
+    if "json" not in response.headers.get("content-type", [""])[0]:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
 @dataclass
 class Runner:
     """Sends cases to the target and turns check failures into findings. One per pytest item."""
@@ -152,12 +159,29 @@ class Runner:
     timeout: float
     session: requests.Session
     examples: int = 10
-    ledger: Any = None  # the session's Ledger: what a generated create made is removed at the end
+    ledger: Ledger | None = None  # what a generated create made: written down, removed at the end
+    guard: Guard | None = None  # owned data only: a write never reaches what the run did not make
+    withheld: list[str] = field(default_factory=list)  # cases the guard kept from being sent
     broken: str = ""
     sent: int = 0
     seen: Counter[str] = field(default_factory=Counter)
     recorded: Counter[str] = field(default_factory=Counter)
     probed: set[str] = field(default_factory=set)  # operations whose auth or query was probed
+
+    @classmethod
+    def for_run(
+        cls, target: Target, settings: SuiteSettings, session: requests.Session, run: RunSafety
+    ) -> Runner:
+        """The runner of a suite run: its target, depth, timeout, ledger and guard."""
+        return cls(
+            base_url=target.base_url,
+            token=target.token,
+            timeout=settings.request_timeout,
+            session=session,
+            examples=settings.examples,
+            ledger=run.ledger,
+            guard=run.guard,
+        )
 
     def call_kwargs(self) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.token}"}
@@ -185,16 +209,21 @@ class Runner:
             return
         try:
             response = self.send(case)
-        except TransportBroken:
+        except (TransportBroken, Withheld):
             return
         self.evaluate(case, response)
 
     def send(self, case: Case) -> Response:
         if self.broken:
             raise TransportBroken(self.broken)
+        self.withhold_if_not_owned(case)
+        body = case.body if isinstance(case.body, dict) else None
+        intent = (
+            self.ledger.intend_path(case.method, case.formatted_path, body) if self.ledger else None
+        )
         self.sent += 1
         try:
-            return case.call(**self.call_kwargs())
+            response = case.call(**self.call_kwargs())
         except (requests.Timeout, requests.ConnectionError, TimeoutError) as exc:
             reason = type(exc).__name__
             self.broken = f"{case.operation.label}: no answer within {self.timeout:g} s ({reason})"
@@ -203,6 +232,25 @@ class Runner:
             requirement = status_requirement(operation_id(case))
             findings.expect(requirement, False, expected, self.broken, evidence)
             raise TransportBroken(self.broken) from None
+        answer = json_of(response)
+        if self.guard is not None:
+            self.guard.remember(answer)
+        if intent is not None and self.ledger is not None:
+            self.ledger.created(intent, response.status_code, answer)
+        return response
+
+    def withhold_if_not_owned(self, case: Case) -> None:
+        """Raise Withheld for a write on an identifier the target showed and the run did not
+        create (e.g. a generated path that happens to name someone's thread): never sent."""
+        if self.guard is None:
+            return
+        url = f"{self.base_url.rstrip('/')}{case.formatted_path}"
+        request = httpx.Request(case.method, url, headers=self.call_kwargs()["headers"])
+        owned = self.ledger.owned if self.ledger is not None else set()
+        reason = self.guard.refusal(request, owned)
+        if reason is not None:
+            self.withheld.append(reason)
+            raise Withheld(reason)
 
     def _unanswered(self, case: Case) -> Exchange | None:
         """Evidence for a request that got no answer: the request alone (and its curl)."""
@@ -214,21 +262,11 @@ class Runner:
             request = requests.Request(**{k: v for k, v in sent.items() if k in fields}).prepare()
         except (TypeError, ValueError):
             return None
-        body = request.body.encode() if isinstance(request.body, str) else request.body
-        return Exchange(
-            method=str(request.method),
-            url=str(request.url),
-            request_headers=_text_headers(request.headers),
-            request_body=body if isinstance(body, bytes) else None,
-            status=None,
-            response_headers={},
-            response_excerpt="",
-        )
+        return exchange_of_requests(request)
 
     def evaluate(
         self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False
     ) -> None:
-        self.track_created(case, response)
         if 200 <= response.status_code < 300:
             self.probe_required_query(case, response)
             self.probe_gone(case, response)
@@ -238,19 +276,6 @@ class Runner:
             req_id = requirement_for(name, case, response, failure)
             if req_id is not None:
                 self._record(req_id, name, case, response, failure)
-
-    def track_created(self, case: Case, response: Response) -> None:
-        entry = CLEAN_UP.get(operation_id(case))
-        if entry is None or self.ledger is None or not 200 <= response.status_code < 300:
-            return
-        try:
-            body = response.json()
-        except ValueError:
-            return
-        value = body.get(entry[1]) if isinstance(body, dict) else None
-        if isinstance(value, str) and value:
-            path = re.sub(r"\{[^}]+\}", quote(value, safe=""), operations()[entry[0]].path)
-            self.ledger.track("DELETE", path)
 
     def probe_required_query(self, case: Case, response: Response) -> None:
         """Once per operation, on a request the target answered 2xx (a live resource, when a link
@@ -389,17 +414,19 @@ def _text_headers(headers: Any) -> dict[str, str]:
     return {k: v.decode("latin-1") if isinstance(v, bytes) else str(v) for k, v in headers.items()}
 
 
-def exchange_of_requests(response: requests.Response) -> Exchange:
-    request = response.request
+def exchange_of_requests(sent: requests.PreparedRequest | requests.Response) -> Exchange:
+    """Evidence of a request sent with requests: with its answer, or alone (none came)."""
+    response = sent if isinstance(sent, requests.Response) else None
+    request = sent.request if isinstance(sent, requests.Response) else sent
     body = request.body.encode() if isinstance(request.body, str) else request.body
     return Exchange(
         method=str(request.method),
         url=str(request.url),
         request_headers=_text_headers(request.headers),
         request_body=body if isinstance(body, bytes) else None,
-        status=response.status_code,
-        response_headers=dict(response.headers),
-        response_excerpt=response.text[:EXCERPT],
+        status=response.status_code if response is not None else None,
+        response_headers=dict(response.headers) if response is not None else {},
+        response_excerpt=response.text[:EXCERPT] if response is not None else "",
     )
 
 
@@ -483,7 +510,10 @@ def workflow(base: Any, runner: Runner, assistant: str | None) -> Any:
             return runner.call_kwargs()
 
         def call(self, case: Case, **kwargs: Any) -> Response:
-            return runner.send(case)
+            try:
+                return runner.send(case)
+            except Withheld:
+                hypothesis.reject()  # this step is not taken; the scenario goes on without it
 
         def validate_response(
             self, response: Response, case: Case, *args: Any, **kwargs: Any
