@@ -38,6 +38,7 @@ class Run:
     report: dict
     output: str
     files: str  # every report file, concatenated: for the token check
+    report_dir: Path
 
     def ids(self, verdict: str) -> set[str]:
         return {r["id"] for r in self.report["requirements"] if r["verdict"] == verdict}
@@ -53,7 +54,8 @@ def run_layer(
     report_path = report_dir / "conformance.json"
     assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     files = "".join(p.read_text(errors="replace") for p in report_dir.rglob("*") if p.is_file())
-    return Run(json.loads(report_path.read_text()), done.stdout + done.stderr, files)
+    output = done.stdout + done.stderr
+    return Run(json.loads(report_path.read_text()), output, files, report_dir)
 
 
 def test_every_operation_maps_to_catalogued_requirements() -> None:
@@ -109,6 +111,19 @@ def test_reference_passes_the_whole_layer(reference_run: Run) -> None:
 
 def test_reference_passes_with_another_seed(reference_server, tmp_path) -> None:
     assert_clean(run_layer(reference_server.base_url, tmp_path, seed=1))
+
+
+def test_what_the_layer_created_is_gone_at_the_end(reference_run: Run, client) -> None:
+    """Every generated create is in the ledger before its answer, and removed at the end: the
+    ledger closes with nothing left, and the resources themselves answer 404."""
+    (ledger,) = (reference_run.report_dir / "ledger").glob("*.jsonl")
+    records = read(ledger)
+    created = [r for r in records if r["event"] == "created"]
+    removed = {r["seq"] for r in records if r["event"] == "removed"}
+    assert len(created) > 50 and {r["seq"] for r in created} <= removed
+    assert records[-1] == {"event": "closed", "left": []}
+    readable = [r["delete"]["path"] for r in created if "/contexts/" not in r["delete"]["path"]]
+    assert readable and [p for p in readable if client.get(p).status_code != 404] == []
 
 
 def test_the_token_never_appears(reference_run: Run) -> None:
