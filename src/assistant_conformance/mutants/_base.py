@@ -83,28 +83,11 @@ class JsonAnswer(Mutant):
     """Base: the app answers as usual, then `rewrite` changes its JSON answer on the way back."""
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        start: Message = {}
-        chunks: list[bytes] = []
-
-        async def keep(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-            else:
-                chunks.append(message.get("body", b""))
-
-        await self.app(scope, receive, keep)
-        try:
-            body = json.loads(b"".join(chunks))
-        except ValueError:
-            body = None
-        if body is None or not 200 <= start["status"] < 300:
-            content = b"".join(chunks)
-        else:
+        start, content = await answer_of(self.app, scope, await read_body(receive))
+        body = json_or_none(content)
+        if body is not None and 200 <= start["status"] < 300:
             content = json.dumps(self.rewrite(body)).encode()
-        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
-        headers.append((b"content-length", str(len(content)).encode()))
-        await send({**start, "headers": headers})
-        await send({"type": "http.response.body", "body": content})
+        await send_answer(send, start, start["status"], content)
 
     def rewrite(self, body: Any) -> Any:
         return body

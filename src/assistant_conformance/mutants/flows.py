@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from typing import Any
@@ -13,6 +12,7 @@ from ._base import (
     KB_PREFIXES,
     JsonAnswer,
     Mutant,
+    json_or_none,
     read_body,
     replay,
     with_header,
@@ -42,10 +42,7 @@ class ProcessNeverStarts(Mutant):
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)
-        try:
-            ids = json.loads(body)
-        except ValueError:
-            ids = None
+        ids = json_or_none(body)
         if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
             body = b"[]"  # a valid request: the reference answers 201 and processes nothing
             scope = with_header(scope, b"content-length", b"2")
@@ -78,10 +75,7 @@ class ConversationPatchNotPersisted(Mutant):
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         sent = await read_body(receive)
-        try:
-            fields = json.loads(sent)
-        except ValueError:
-            fields = None
+        fields = json_or_none(sent)
         if not isinstance(fields, dict) or not self.authorized(scope):
             await self.app(scope, replay(sent), send)
             return

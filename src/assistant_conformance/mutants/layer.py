@@ -12,6 +12,7 @@ from ._base import (
     KB_PREFIXES,
     PERMISSIONS,
     Mutant,
+    json_or_none,
     read_body,
     replay,
     respond,
@@ -54,10 +55,7 @@ class KbPermissionAnyString(Mutant):
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)
-        try:
-            data = json.loads(body)
-        except ValueError:
-            data = None
+        data = json_or_none(body)
         permission = data.get("permission") if isinstance(data, dict) else None
         if isinstance(permission, str) and permission not in PERMISSIONS:
             body = json.dumps({**data, "permission": "private"}).encode()

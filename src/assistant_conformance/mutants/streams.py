@@ -85,15 +85,22 @@ class PostStreamSkipsEvent(LastEventIdChanged):
 # --- runs --------------------------------------------------------------------------------------
 
 
-class CancelDoesNothing(Mutant):
-    """RUN-CANCEL: cancel answers 201 with the run and leaves it running."""
+class AnswersTheReadInstead(Mutant):
+    """Base: a POST to `<resource><suffix>` changes nothing and answers 201 with the resource as
+    a GET reads it."""
 
-    method, path = "POST", re.compile(RUN + r"/cancel")
+    suffix = ""
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        run = scope["path"].removesuffix("/cancel")
-        start, content = await answer_of(self.app, as_request(scope, "GET", run))
+        resource = scope["path"].removesuffix(self.suffix)
+        start, content = await answer_of(self.app, as_request(scope, "GET", resource))
         await send_answer(send, start, 201 if start["status"] == 200 else start["status"], content)
+
+
+class CancelDoesNothing(AnswersTheReadInstead):
+    """RUN-CANCEL: cancel answers 201 with the run and leaves it running."""
+
+    method, path, suffix = "POST", re.compile(RUN + r"/cancel"), "/cancel"
 
 
 class WaitReturnsEarly(Mutant):
@@ -152,15 +159,10 @@ class StateWriteNotPersisted(Mutant):
         await send_answer(send, start, start["status"], content)
 
 
-class CopyAnswersTheOriginal(Mutant):
+class CopyAnswersTheOriginal(AnswersTheReadInstead):
     """THR-COPY-NEW-THREAD: copy answers 201 with the original thread, not a new one."""
 
-    method, path = "POST", re.compile(THREAD + r"/copy")
-
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        original = scope["path"].removesuffix("/copy")
-        start, content = await answer_of(self.app, as_request(scope, "GET", original))
-        await send_answer(send, start, 201 if start["status"] == 200 else start["status"], content)
+    method, path, suffix = "POST", re.compile(THREAD + r"/copy"), "/copy"
 
 
 # --- robustness, assistants, contexts, store ------------------------------------------------------
