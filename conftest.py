@@ -1,3 +1,3 @@
 """Registers the conformance suite's pytest plugin for this project."""
 
-pytest_plugins = ["assistant_conformance.plugin"]
+pytest_plugins = ["assistant_conformance.suite.plugin"]

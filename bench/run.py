@@ -11,8 +11,9 @@ Measures, against the embedded reference server, and writes reports/bench.md + r
 - throughput: the property layer and `st run` (bench/schemathesis.toml: the same depth, phases,
   generation mode and checks configuration) against one reference server behind a counting reverse
   proxy on loopback; requests counted at the proxy / wall seconds of each process;
-- detection: for every mutant of the catalogue (assistant_conformance.mutants), whether the suite
-  catches it (the kill-table machinery: its per-mutant selection, judged by requirement ID) and
+- detection: for every mutant of the catalogue (assistant_conformance.proof.mutants), whether
+  the suite catches it (the kill-table machinery: its per-mutant selection, judged by
+  requirement ID) and
   whether `st run` alone does (exit non-zero with a failure kind, operation + check, it did not
   report against the plain reference), with the seconds each took;
 - growth: the default suite's wall time at --examples 10, 50, 200 (10, 50 with --quick) and with
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(ROOT / "src"))  # a fresh clone without `pip install -e` still imports
 
-from assistant_conformance import killtable  # noqa: E402
+from assistant_conformance.proof import killtable, serve  # noqa: E402
 from assistant_conformance.reference import embedded  # noqa: E402
 
 PROPERTY_LAYER = ("tests/test_property.py", "tests/test_stateful.py")
@@ -381,7 +382,7 @@ def st_against(name: str | None, workdir: Path) -> StResult:
     extra = ["--mutant", name] if name else []
     started = time.monotonic()
     try:
-        server = embedded.start(keys, workdir / "reference.db", extra_args=extra)
+        server = serve.start(keys, workdir / "reference.db", extra_args=extra)
     except embedded.ServerStartError as exc:
         return StResult(None, time.monotonic() - started, problem=f"server: {exc}")
     try:

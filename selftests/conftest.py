@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from assistant_conformance.proof import serve
 from assistant_conformance.reference import embedded
 
 TOKEN_A = "selftest-token-a"
@@ -29,7 +30,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., embedded.RunningServe
     started: list[embedded.RunningServer] = []
 
     def start(db: Path | None = None, **kwargs: object) -> embedded.RunningServer:
-        server = embedded.start([TOKEN_A, TOKEN_B], db or tmp_path / "own.db", **kwargs)  # type: ignore[arg-type]
+        server = serve.start([TOKEN_A, TOKEN_B], db or tmp_path / "own.db", **kwargs)  # type: ignore[arg-type]
         started.append(server)
         return server
 

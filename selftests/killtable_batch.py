@@ -9,7 +9,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from assistant_conformance import killtable
+from assistant_conformance.proof import killtable
 
 REPORT_DIR = killtable.ROOT / "reports"
 

@@ -35,6 +35,7 @@ from safety_support import (
     table_counts,
 )
 
+from assistant_conformance.proof import serve as proof_serve
 from assistant_conformance.reference import embedded
 
 MAIN_TESTS = (
@@ -149,7 +150,7 @@ def batch() -> Batch:
         (work / name).mkdir()
     main = embedded.start([TOKEN, ALT_TOKEN], work / "main" / "reference.db", token_delay_ms=2)
     mutant_db = work / "mutant" / "reference.db"
-    mutant = embedded.start(
+    mutant = proof_serve.start(
         [TOKEN, ALT_TOKEN], mutant_db, extra_args=["--mutant", "chatkit-secret-never-works"]
     )
     echo_app = Misbehave(
@@ -208,8 +209,9 @@ def _jobs(
         (work / "leaky").mkdir(exist_ok=True)
         (work / "leaky" / "test_leaky.py").write_text(LEAKY_TESTS)
         return run_suite(
-            work / "leaky" / "reports", "-p", "assistant_conformance.plugin", "--base-url", main,
-            "--token", TOKEN, "--alt-token", ALT_TOKEN, "-rA", cwd=work / "leaky",
+            work / "leaky" / "reports", "-p", "assistant_conformance.suite.plugin",
+            "--base-url", main, "--token", TOKEN, "--alt-token", ALT_TOKEN, "-rA",
+            cwd=work / "leaky",
         )  # fmt: skip
 
     return {

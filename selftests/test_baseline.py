@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
-from assistant_conformance import baseline
-from assistant_conformance.catalogue import load
-from assistant_conformance.findings import FAIL, WARN, Finding
 from assistant_conformance.reference import embedded
-from assistant_conformance.results import Run as SuiteRun
-from assistant_conformance.results import TestResult, build
-from assistant_conformance.settings import OptionError
+from assistant_conformance.report import baseline
+from assistant_conformance.report.baseline import BaselineError
+from assistant_conformance.report.catalogue import load
+from assistant_conformance.report.model import FAIL, WARN, Finding, TestResult
+from assistant_conformance.report.model import Run as SuiteRun
+from assistant_conformance.report.verdicts import build
 
 TODAY = dt.date(2026, 6, 1)
 
@@ -81,7 +81,7 @@ def test_entry_not_exercised_changes_nothing() -> None:
 def test_malformed_baseline_is_an_option_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "baseline.yaml"
     path.write_text(text)
-    with pytest.raises(OptionError, match=message):
+    with pytest.raises(BaselineError, match=message):
         baseline.load(path, load())
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assistant_conformance.catalogue import CATALOGUE_PATH, LEVELS, OPENAPI_PATH, load
+from assistant_conformance.report.catalogue import CATALOGUE_PATH, LEVELS, OPENAPI_PATH, load
+from assistant_conformance.suite.property import mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = {
@@ -62,12 +63,19 @@ def test_entry_is_complete(entry):
     assert statement.endswith("."), "a statement is one sentence"
     # Statements state the behaviour as a fact; the level carries the obligation.
     assert not re.search(r"\b(should|must|shall)\b", statement, re.I), statement
-    assert set(entry.get("checks", ())) <= CHECKS
-    ops = set(entry.get("operations", ())) - {"*"}
-    assert ops <= operation_ids(), ops - operation_ids()
-    assert bool(entry.get("checks")) == bool(entry.get("operations")), (
-        "checks and operations go together"
-    )
+
+
+@pytest.mark.parametrize("row", mapping.rows(), ids=lambda r: f"{r[0]}->{r[2]}")
+def test_check_mapping_names_known_checks_operations_and_requirements(row):
+    check, operations, requirement = row
+    assert check in CHECKS
+    assert set(operations) - {"*"} <= operation_ids(), set(operations) - operation_ids()
+    assert requirement in load()
+
+
+def test_every_operation_has_a_status_requirement():
+    named = {op for ops in mapping.STATUS.values() for op in ops}
+    assert named == operation_ids()
 
 
 def test_interpretations_are_not_must():

@@ -15,8 +15,10 @@ import pytest
 from safety_batch import batch
 from safety_support import TOKEN
 
-from assistant_conformance.ledger import CREATES, LEDGER_DIR, Ledger, open_entries, read, sweep
-from assistant_conformance.safety import Guard, GuardedTransport, NotOwned
+from assistant_conformance.suite.guard import Guard, GuardedTransport, NotOwned
+from assistant_conformance.suite.ledger import CREATES, LEDGER_DIR, Ledger, read
+from assistant_conformance.suite.sweep import open_entries
+from assistant_conformance.suite.sweep import sweep_ledgers as sweep
 
 # Under xdist the batch is made once, on one worker, for every test that reads it.
 pytestmark = pytest.mark.xdist_group("safety-batch")
@@ -99,7 +101,7 @@ def _transport(guard: Guard, ledger: Ledger | None, answer: httpx.Response) -> h
 
 
 def test_read_only_guard_refuses_writes_before_sending() -> None:
-    from assistant_conformance import redact
+    from assistant_conformance.report import redact
 
     redact.register(TOKEN)
     guard = Guard(read_only=True, request_timeout=1)
@@ -169,7 +171,7 @@ def test_sweep_removes_what_an_ended_run_left_and_leaves_a_live_run_alone(tmp_pa
 
 
 def test_a_check_can_change_only_what_the_run_created(tmp_path: Path) -> None:
-    from assistant_conformance import redact
+    from assistant_conformance.report import redact
 
     redact.register(TOKEN)
 

@@ -1,9 +1,9 @@
 """The suite catches every mutant of the reference server, each by the requirement it breaks.
 
-Every mutant of assistant_conformance.mutants runs on its own server against the part of the suite
-it needs (mutants.selection: paths, -k on its requirement IDs, options), several at once, in one
-pool with the variants (killtable_batch.py), through the same runner as
-`python -m assistant_conformance.killtable`; the table lands in reports/killtable.md. The
+Every mutant of assistant_conformance.proof.mutants runs on its own server against the part of the
+suite it needs (mutants.selection: paths, -k on its requirement IDs, options), several at once, in
+one pool with the variants (killtable_batch.py), through the same runner as
+`python -m assistant_conformance.proof.killtable`; the table lands in reports/killtable.md. The
 requirements its conformance.json reports failed or warned must be exactly the registry's IDs:
 named rather than counted, so a check weakened into vacuity shows as the requirement it lost.
 The same selections pass against the unchanged reference (the README's first command runs the whole
@@ -15,9 +15,9 @@ from __future__ import annotations
 import pytest
 from killtable_batch import outcomes
 
-from assistant_conformance import killtable
-from assistant_conformance.catalogue import load
-from assistant_conformance.mutants import MUTANTS
+from assistant_conformance.proof import killtable
+from assistant_conformance.proof.mutants import MUTANTS
+from assistant_conformance.report.catalogue import load
 
 MINIMUM = 35
 # Under xdist the table is made once, on one worker, for the variants' tests and these.

@@ -13,7 +13,7 @@ import pytest
 
 SMOKE_TEST = """
 import pytest
-from assistant_conformance.findings import expect, expect_status
+from assistant_conformance.suite.findings import expect, expect_status
 
 @pytest.mark.req("AUTH-MISSING-REJECTED", "AUTH-401")
 def test_unauthenticated(anonymous_api):
@@ -30,7 +30,7 @@ def run_suite(tmp_path: Path, *args: str, status: int = 401, env: dict[str, str]
         "-m",
         "pytest",
         "-p",
-        "assistant_conformance.plugin",
+        "assistant_conformance.suite.plugin",
         "-q",
         "-p",
         "no:cacheprovider",

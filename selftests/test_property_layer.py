@@ -19,12 +19,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from assistant_conformance import property as prop
-from assistant_conformance import redact
-from assistant_conformance.catalogue import load
-from assistant_conformance.ledger import Ledger, read
-from assistant_conformance.property_scope import operations, plausible_kb_body, requirements
-from assistant_conformance.safety import Guard
+from assistant_conformance.report import redact
+from assistant_conformance.report.catalogue import load
+from assistant_conformance.suite import property as prop
+from assistant_conformance.suite.flows.operations import operations
+from assistant_conformance.suite.guard import Guard
+from assistant_conformance.suite.ledger import Ledger, read
+from assistant_conformance.suite.property.cases import plausible_kb_body
+from assistant_conformance.suite.property.scope import requirements
 
 TOKEN_A = "selftest-token-a"  # principal A of selftests/conftest.py's servers
 
@@ -60,10 +62,10 @@ def run_layer(
 
 def test_every_operation_maps_to_catalogued_requirements() -> None:
     assert len(operations()) == 49
-    for op in operations().values():
-        ids = requirements(op.id, stateful=True)
-        assert set(ids) <= set(load().requirements), op.id
-        assert "AUTH-MISSING-REJECTED" in ids and "ROBUST-NO-5XX" in ids, op.id
+    for op in operations():
+        ids = requirements(op.operation_id, stateful=True)
+        assert set(ids) <= set(load().requirements), op.operation_id
+        assert "AUTH-MISSING-REJECTED" in ids and "ROBUST-NO-5XX" in ids, op.operation_id
 
 
 VALID_KB = {

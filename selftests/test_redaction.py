@@ -18,7 +18,7 @@ import pytest
 from safety_batch import batch
 from safety_support import ALT_TOKEN, TOKEN, Done
 
-from assistant_conformance import redact
+from assistant_conformance.report import redact
 
 # Under xdist the batch is made once, on one worker, for every test that reads it.
 pytestmark = pytest.mark.xdist_group("safety-batch")

@@ -14,11 +14,12 @@ import jsonschema
 import pytest
 from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
-from assistant_conformance import capabilities, results
-from assistant_conformance.catalogue import load
-from assistant_conformance.findings import Finding
 from assistant_conformance.reference import embedded
+from assistant_conformance.report import model, verdicts
+from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.document import schema
+from assistant_conformance.report.model import Finding
+from assistant_conformance.suite import capabilities
 
 REPORT_FILES = ("conformance.json", "conformance.md", "conformance.html", "junit.xml")
 
@@ -211,26 +212,26 @@ def test_group_with_one_live_operation_is_supported() -> None:
     assert found["store"].status == "supported"
 
 
-def _all_passing(*unsupported: str) -> results.Run:
-    tests = [results.TestResult(f"t::{rid}", [rid], "passed", []) for rid in load().requirements]
+def _all_passing(*unsupported: str) -> model.Run:
+    tests = [model.TestResult(f"t::{rid}", [rid], "passed", []) for rid in load().requirements]
     caps = {g: capabilities.GroupStatus("unsupported", "detected") for g in unsupported}
-    return results.build(load(), tests, info={}, capabilities=caps, baseline={})
+    return verdicts.build(load(), tests, info={}, capabilities=caps, baseline={})
 
 
 def test_certification_level_names_the_groups_reached() -> None:
     assert _all_passing().certification.level == "full"
     run = _all_passing("store", "chatkit")
-    assert run.certification.level == "core + conversations, files, contexts"
+    assert run.certification.level == "core + files, contexts, conversations"
     assert run.requirements["STORE-STATUS"].verdict == "unsupported"
     assert run.requirements["STORE-STATUS"].reason == "capability group store detected unsupported"
     assert run.gate.exit_status == 0
 
 
 def test_a_failing_core_requirement_leaves_no_level() -> None:
-    run = results.build(
+    run = verdicts.build(
         load(),
-        [results.TestResult("t", ["THR-STATUS"], "passed", [Finding("THR-STATUS", "fail")])]
-        + [results.TestResult(f"t::{r}", [r], "passed", []) for r in load().requirements],
+        [model.TestResult("t", ["THR-STATUS"], "passed", [Finding("THR-STATUS", "fail")])]
+        + [model.TestResult(f"t::{r}", [r], "passed", []) for r in load().requirements],
         info={},
         capabilities={},
         baseline={},
@@ -240,8 +241,8 @@ def test_a_failing_core_requirement_leaves_no_level() -> None:
 
 
 def test_a_broken_test_is_a_harness_error_not_a_violation() -> None:
-    broken = results.TestResult("t::x", ["THR-STATUS"], "failed", [], "call: KeyError: 'id'")
-    run = results.build(load(), [broken], info={}, capabilities={}, baseline={})
+    broken = model.TestResult("t::x", ["THR-STATUS"], "failed", [], "call: KeyError: 'id'")
+    run = verdicts.build(load(), [broken], info={}, capabilities={}, baseline={})
     assert run.requirements["THR-STATUS"].verdict == "error"
     assert run.gate.exit_status == 3
     assert run.gate.problems == ["THR-STATUS: t::x: call: KeyError: 'id'"]

@@ -1,10 +1,10 @@
 """The suite passes every conformant variant of the reference server, as it passes the reference.
 
-Each variant of assistant_conformance.variants changes the reference only where the contract
+Each variant of assistant_conformance.proof.variants changes the reference only where the contract
 leaves room (extra fields, SSE spelling, opaque event ids, latency, gzip, identifier format). The
 whole suite runs against each on its own server, several at once, in the same pool as the mutants
-(killtable_batch.py, as `python -m assistant_conformance.killtable` does): a variant must get no
-failure, no warning and no error, as the reference gets none.
+(killtable_batch.py, as `python -m assistant_conformance.proof.killtable` does): a variant must get
+no failure, no warning and no error, as the reference gets none.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from killtable_batch import outcomes
 
-from assistant_conformance import sse
-from assistant_conformance.variants import VARIANTS, SseDialect, opaque_ids, own_ids
+from assistant_conformance.proof.variants import VARIANTS, SseDialect, opaque_ids, own_ids
+from assistant_conformance.suite import sse
 
 # Under xdist the table is made once, on one worker, for the mutants' tests and these.
 pytestmark = pytest.mark.xdist_group("killtable")

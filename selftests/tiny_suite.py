@@ -20,7 +20,7 @@ ALT_TOKEN = "tok-Distinctive-Alt-52b8d0aa"
 
 SUITE = """
 import pytest
-from assistant_conformance.findings import expect, expect_status
+from assistant_conformance.suite.findings import expect, expect_status
 
 @pytest.mark.req("AUTH-MISSING-REJECTED")
 def test_unauthenticated_is_rejected(anonymous_api):
@@ -69,7 +69,7 @@ def run_tiny_suite(
     (workdir / "test_tiny.py").write_text(suite.replace("SHOULD_STATUS", str(should_status)))
     report_dir = workdir / "reports"
     command = [
-        sys.executable, "-m", "pytest", "-p", "assistant_conformance.plugin", "-p",
+        sys.executable, "-m", "pytest", "-p", "assistant_conformance.suite.plugin", "-p",
         "no:cacheprovider", "-q", "--report-dir", str(report_dir), "--base-url", base_url,
         "--token", TOKEN, "--alt-token", ALT_TOKEN, *args,
     ]  # fmt: skip

@@ -22,17 +22,17 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance import sse
-from assistant_conformance.findings import expect
-from assistant_conformance.flows import is_success, json_of
-from assistant_conformance.flows.auth import (
+from assistant_conformance.suite import sse
+from assistant_conformance.suite.findings import expect
+from assistant_conformance.suite.flows import is_success, json_of
+from assistant_conformance.suite.flows.auth import (
     Resources,
     Unavailable,
     changes,
     created_path,
     track_created,
 )
-from assistant_conformance.flows.operations import (
+from assistant_conformance.suite.flows.operations import (
     MARKER_KEY,
     Operation,
     basic_credential,
@@ -40,9 +40,9 @@ from assistant_conformance.flows.operations import (
     operations,
     send,
 )
-from assistant_conformance.ledger import Ledger
-from assistant_conformance.settings import SuiteSettings
-from assistant_conformance.target import Target
+from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.target import Target
 
 MISSING, INVALID, STATUS_401 = "AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "AUTH-401"
 CHALLENGE, NO_EFFECT = "AUTH-WWW-AUTHENTICATE", "AUTH-REJECTED-NO-EFFECT"

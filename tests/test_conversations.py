@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from assistant_conformance import findings
-from assistant_conformance.flows import (
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.flows import (
     SHAPE,
     identifier,
     is_client_error,
@@ -14,8 +14,8 @@ from assistant_conformance.flows import (
     json_of,
     mismatches,
 )
-from assistant_conformance.flows import conversations as conv
-from assistant_conformance.ledger import Ledger
+from assistant_conformance.suite.flows import conversations as conv
+from assistant_conformance.suite.ledger import Ledger
 
 
 @pytest.mark.req("MSG-LIST-PAGING", "MSG-STATUS", "CONV-STATUS", SHAPE)

@@ -9,9 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance import findings, redact
-from assistant_conformance.flows import SHAPE, identifier, is_success, json_of
-from assistant_conformance.ledger import Ledger
+from assistant_conformance.report import redact
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.flows import SHAPE, identifier, is_success, json_of
+from assistant_conformance.suite.ledger import Ledger
 
 CONTEXT_FILE = "/api/ai/contexts/file"
 CHATKIT = "/api/ai/v1/chatkit/sessions"

@@ -8,11 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance import findings
-from assistant_conformance.flows import SHAPE, is_success, items_of, json_of
-from assistant_conformance.flows import knowledge as kb
-from assistant_conformance.ledger import Ledger
-from assistant_conformance.settings import SuiteSettings
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.flows import SHAPE, is_success, items_of, json_of
+from assistant_conformance.suite.flows import knowledge as kb
+from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.settings import SuiteSettings
 
 SHARED = "KB-PREFIXES-SHARED"
 

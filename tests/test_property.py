@@ -6,7 +6,7 @@ One pytest item per operation, `test_operation[POST /api/ai/threads]`. Select on
 (`-k "POST and /api/ai/threads"` works, matching every POST under that path). Each item sends the
 coverage cases (N // 10 per scenario and field at depth N = --examples) and N fuzzed cases, valid
 and invalid, seeded from --seed: the same seed and node id send the same cases again. Every check
-failure is a finding against its requirement (assistant_conformance.property_scope says which).
+failure is a finding against its requirement (suite/property/scope.py says which).
 A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200,
 accepting `permission: "x"` on a knowledge base, or a request without Authorization.
 """
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from assistant_conformance import property as prop
-from assistant_conformance.plugin import SETTINGS_KEY
+from assistant_conformance.suite import property as prop
+from assistant_conformance.suite.plugin import SETTINGS_KEY
 
 schema = prop.schema()
 
@@ -35,8 +35,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     op = prop.by_label()[operation.label]
     prop.configure(metafunc.function, op.label, settings.seed, settings.examples)
     marks = list(getattr(metafunc.function, "pytestmark", []))
-    metafunc.function.pytestmark = [*marks, pytest.mark.req(*prop.requirements(op.id)).mark]
-    setattr(metafunc.function, op.id, True)  # `-k createThread` selects the operation
+    metafunc.function.pytestmark = [
+        *marks,
+        pytest.mark.req(*prop.requirements(op.operation_id)).mark,
+    ]
+    setattr(metafunc.function, op.operation_id, True)  # `-k createThread` selects the operation
 
 
 @pytest.fixture(scope="module")

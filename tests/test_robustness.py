@@ -15,12 +15,12 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.findings import expect
-from assistant_conformance.flows import is_client_error, json_of
-from assistant_conformance.flows.auth import RUN_INPUT, Resources, Unavailable, track_created
-from assistant_conformance.flows.operations import Operation, operations, sample, send
-from assistant_conformance.ledger import Ledger
-from assistant_conformance.settings import SuiteSettings
+from assistant_conformance.suite.findings import expect
+from assistant_conformance.suite.flows import is_client_error, json_of
+from assistant_conformance.suite.flows.auth import RUN_INPUT, Resources, Unavailable, track_created
+from assistant_conformance.suite.flows.operations import Operation, operations, sample, send
+from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.settings import SuiteSettings
 
 UNKNOWN, ERROR_JSON = "ROBUST-UNKNOWN-ID-404", "ROBUST-ERROR-JSON"
 NO_5XX, BAD_INPUT = "ROBUST-NO-5XX", "ROBUST-BAD-INPUT-4XX"

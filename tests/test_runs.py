@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from assistant_conformance import findings
-from assistant_conformance.flows import is_client_error
-from assistant_conformance.flows import runs as flow
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.flows import is_client_error
+from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.sse import LiveStream
 
 CANCEL_WORDS = 200  # about 4 s on the reference (20 ms a token): long enough to cancel mid-run
 WAIT_WORDS = 20  # a GET right after an early answer would still see the run running
@@ -23,7 +24,7 @@ PAGED_RUNS = 3
 )
 def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
-    live = flow.LiveStream(
+    live = LiveStream(
         api,
         "POST",
         flow.runs_url(thread_id, tail="/stream"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from assistant_conformance import property as prop
+from assistant_conformance.suite import property as prop
 
 STEPS = 10  # per scenario; scenarios: about 4 x --examples in all (shares in prop.AREAS)
 AREAS = [

@@ -10,12 +10,16 @@ import random
 
 import pytest
 
-from assistant_conformance import findings
-from assistant_conformance.flows import runs as flow
-from assistant_conformance.sse import SseEvent, read_stream
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.sse import SseEvent, read_stream
 
 STREAM_WORDS = 20  # a short run: one event per word on a token-streaming agent
 RESUME_WORDS = 80  # long enough to drop its stream mid-run and join while it still runs
+
+
+# What every test here checks on the way: a thread, a streamed run and its events.
+STREAMED = ("THR-STATUS", "RUN-STATUS", "RUN-STREAM-CONTENT-TYPE", "RUN-STREAM-EVENT-IDS")
 
 
 def drop_point(seed: int, name: str, low: int, high: int) -> int:
@@ -35,23 +39,15 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
 
 
 @pytest.mark.req(
-    "THR-STATUS",
-    "RUN-STATUS",
-    "RUN-STREAM-CONTENT-TYPE",
-    "RUN-STREAM-EVENT-IDS",
+    *STREAMED,
     "RUN-STREAM-ENDS",
     "RUN-STREAM-AGREES",
 )
 def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
-    read = read_stream(
-        api,
-        "POST",
-        flow.runs_url(thread_id, tail="/stream"),
-        deadline=suite_settings.process_timeout,
-        json_body=flow.run_body(api, ledger, STREAM_WORDS),
-    )
-    flow.check_stream(read, 201)
+    body = flow.run_body(api, ledger, STREAM_WORDS)
+    started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout)
+    read = started.read
     flow.check_event_ids(read.events, "the POST stream", read.exchange)
     findings.expect(
         "RUN-STREAM-ENDS",
@@ -60,7 +56,7 @@ def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, ledger, suite_se
         f"still open ({read.cut}) after {len(read.events)} events",
         read.exchange,
     )
-    run_id = flow.find_run_id(api, thread_id, read.events, read.exchange.response_headers)
+    run_id = started.run_id
     response = api.get(flow.runs_url(thread_id, run_id))
     findings.require_success("RUN-STATUS", response, 200)
     check_agreement(api, thread_id, run_id, read.events, response)
@@ -109,10 +105,7 @@ def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], re
 
 
 @pytest.mark.req(
-    "THR-STATUS",
-    "RUN-STATUS",
-    "RUN-STREAM-CONTENT-TYPE",
-    "RUN-STREAM-EVENT-IDS",
+    *STREAMED,
     "RUN-STREAM-ENDS",
     "RUN-JOIN-RESUME",
     "RUN-JOIN-REPLAY",
@@ -120,16 +113,9 @@ def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], re
 def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(api, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
     drop = drop_point(suite_settings.seed, "join", 2, RESUME_WORDS - 20)
-    first = read_stream(
-        api,
-        "POST",
-        flow.runs_url(thread_id, tail="/stream"),
-        deadline=suite_settings.process_timeout,
-        max_events=drop,
-        json_body=flow.run_body(api, ledger, RESUME_WORDS),
-    )
-    flow.check_stream(first, 201)
-    run_id = flow.find_run_id(api, thread_id, first.events, first.exchange.response_headers)
+    body = flow.run_body(api, ledger, RESUME_WORDS)
+    started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
+    first, run_id = started.read, started.run_id
     # A stream that ended before the drop point is resumed from its middle instead.
     seen = first.events if first.cut else first.events[: max(1, len(first.events) // 2)]
     last_id = seen[-1].id if seen else ""
@@ -208,10 +194,7 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
 # the answer is exactly the new run's replay after that id. With ids that never repeat (deployed:
 # time-based) no new event matches and the answer must still be an unbroken tail of the replay.
 @pytest.mark.req(
-    "THR-STATUS",
-    "RUN-STATUS",
-    "RUN-STREAM-CONTENT-TYPE",
-    "RUN-STREAM-EVENT-IDS",
+    *STREAMED,
     "RUN-STREAM-RESUME",
     "RUN-JOIN-REPLAY",
 )
@@ -219,16 +202,8 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, sui
     thread_id = flow.create_thread(api, ledger)
     body = flow.run_body(api, ledger, STREAM_WORDS)
     drop = drop_point(suite_settings.seed, "post", 1, STREAM_WORDS)
-    first = read_stream(
-        api,
-        "POST",
-        flow.runs_url(thread_id, tail="/stream"),
-        deadline=suite_settings.process_timeout,
-        max_events=drop,
-        json_body=body,
-    )
-    flow.check_stream(first, 201)
-    first_run = flow.find_run_id(api, thread_id, first.events, first.exchange.response_headers)
+    started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
+    first, first_run = started.read, started.run_id
     last_id = first.events[-1].id if first.events else ""
     findings.require(
         "RUN-STREAM-EVENT-IDS",
@@ -238,19 +213,16 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, sui
         first.exchange,
     )
     flow.wait_terminal(api, thread_id, first_run, suite_settings.process_timeout)
-    resumed = read_stream(
+    again = flow.stream_run(
         api,
-        "POST",
-        flow.runs_url(thread_id, tail="/stream"),
-        deadline=suite_settings.process_timeout,
+        thread_id,
+        body,
+        suite_settings.process_timeout,
         headers={"last-event-id": last_id},
-        json_body=body,
+        known=[first_run],
     )
-    flow.check_stream(resumed, 201)
+    resumed, run_id = again.read, again.run_id
     flow.check_event_ids(resumed.events, "the resumed POST stream", resumed.exchange)
-    run_id = flow.find_run_id(
-        api, thread_id, resumed.events, resumed.exchange.response_headers, known=[first_run]
-    )
     flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
     findings.expect(

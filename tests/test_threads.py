@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance import findings
-from assistant_conformance.flows import json_of, mismatches
-from assistant_conformance.flows import runs as flow
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.flows import json_of, mismatches
+from assistant_conformance.suite.flows import runs as flow
 
 
 def thread_path(thread_id: str, tail: str = "") -> str:

@@ -6,6 +6,7 @@ import argparse
 import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
@@ -16,7 +17,7 @@ from .context import Settings
 from .limits import json_error_protocol
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assistant-reference", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
@@ -34,13 +35,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--token-delay-ms", type=int, default=20, help="delay between streamed tokens"
     )
     parser.add_argument("--max-body-bytes", type=int, default=5 * 1024 * 1024)
-    parser.add_argument(
-        "--mutant", help="serve a deliberately wrong variant (assistant_conformance.mutants)"
-    )
-    parser.add_argument(
-        "--variant", help="serve a conformant variant (assistant_conformance.variants)"
-    )
-    return parser.parse_args(argv)
+    return parser
 
 
 class _AnnouncingServer(uvicorn.Server):
@@ -53,7 +48,11 @@ class _AnnouncingServer(uvicorn.Server):
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
+    serve(build_parser().parse_args(argv))
+
+
+def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = None) -> None:
+    """Serve the reference app (inside `wrap`, e.g. a mutant) until stopped."""
     db_path = args.db or Path(tempfile.mkdtemp(prefix="assistant-reference-")) / "reference.db"
     settings = Settings(
         tokens={token: f"principal-{i}" for i, token in enumerate(args.token)},
@@ -69,14 +68,8 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         sys.exit(f"assistant-reference: cannot listen on {args.host}:{args.port}: {exc.strerror}")
     app: ASGIApp = create_app(settings)
-    if args.mutant:
-        from ..mutants import wrap
-
-        app = wrap(app, args.mutant)
-    if args.variant:
-        from ..variants import wrap as wrap_variant
-
-        app = wrap_variant(app, args.variant)
+    if wrap is not None:
+        app = wrap(app)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -41,9 +41,10 @@ def start(
     token_delay_ms: int = 20,
     extra_args: list[str] | None = None,
     startup_timeout: float = 20.0,
+    module: str = "assistant_conformance.reference",
 ) -> RunningServer:
-    """Run `python -m assistant_conformance.reference` and wait until it prints its URL."""
-    args = [sys.executable, "-m", "assistant_conformance.reference", "--port", "0"]
+    """Run `python -m <module>` (the reference's command line) and wait until it prints its URL."""
+    args = [sys.executable, "-m", module, "--port", "0"]
     for token in tokens:
         args.append(f"--token={token}")  # "=": a random token may start with "-"
     args += ["--db", str(db_path), "--token-delay-ms", str(token_delay_ms), *(extra_args or [])]

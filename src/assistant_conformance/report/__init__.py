@@ -1,7 +1,8 @@
-"""Report writers. They only read the result model (results.Run), through one redacted dict
-(document.to_dict), and render it: conformance.json, conformance.md, conformance.html and the
-terminal summary. JUnit XML and Allure results come from pytest and allure-pytest
-(integrations.py)."""
+"""The report room: the result model (model.py), the verdicts decided from it (verdicts.py), the
+catalogue and baseline they are decided against, redaction, and every writer. Writers only read a
+Run, through one redacted dict (document.to_dict), and render it: conformance.json, conformance.md,
+conformance.html and the terminal summary; JUnit XML and Allure come from pytest and allure-pytest,
+labelled here (integrations.py). Nothing here imports the suite, the reference or the proof."""
 
 from __future__ import annotations
 
@@ -9,14 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from .. import redact
-from ..results import Run
-from . import document, htmlpage, markdown, terminal
-from .document import run_info
+from assistant_conformance.report import document, htmlpage, markdown, redact, terminal
+from assistant_conformance.report.model import Run
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "conformance.json", "conformance.md", "conformance.html"
 
-__all__ = ["run_info", "terminal_summary", "write_all"]
+__all__ = ["terminal_summary", "write_all"]
 
 
 def write_all(run: Run, report_dir: Path) -> None:

@@ -1,12 +1,11 @@
 """conformance.json: the whole run as data; every other report renders from the same dict.
 
-Its shape is fixed by schemas/conformance.schema.json (shipped with the package). Every string
+Its shape is fixed by report/schemas/conformance.schema.json (shipped with the package). Every string
 in it has passed through redact.text, so no report written from it carries a credential.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 from dataclasses import asdict
@@ -14,43 +13,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, redact
-from ..catalogue import CATALOGUE_PATH, OPENAPI_PATH
-from ..results import Run
-from ..settings import SuiteSettings
+from assistant_conformance.report import redact
+from assistant_conformance.report.model import Run
 
 FORMAT = "assistant-conformance-report/1"
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> dict[str, Any]:
-    """What identifies a run: suite, spec, target, seed, time, and the options (no tokens)."""
-    return {
-        "suite_version": __version__,
-        "spec": {
-            "openapi_sha256": _sha256(OPENAPI_PATH),
-            "requirements_sha256": _sha256(CATALOGUE_PATH),
-        },
-        "target": settings.base_url or "embedded reference server",
-        "seed": settings.seed,
-        "started": started.isoformat(timespec="seconds"),
-        "duration_seconds": round(duration, 3),
-        "options": {
-            "base_url": settings.base_url,
-            "alt_token_given": settings.alt_token is not None or not settings.base_url,
-            "strict_conformance": settings.strict_conformance,
-            "examples": settings.examples,
-            "seed": settings.seed,
-            "request_timeout": settings.request_timeout,
-            "process_timeout": settings.process_timeout,
-            "report_dir": str(settings.report_dir),
-            "baseline": str(settings.baseline) if settings.baseline else None,
-            "unsupported": list(settings.unsupported),
-        },
-    }
 
 
 def redacted(value: Any) -> Any:
@@ -100,7 +70,7 @@ def _count(verdicts: Any) -> dict[str, int]:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of conformance.json, as shipped in the package."""
-    text = resources.files("assistant_conformance").joinpath("schemas/conformance.schema.json")
+    text = resources.files("assistant_conformance").joinpath("report/schemas/conformance.schema.json")
     return json.loads(text.read_text(encoding="utf-8"))
 
 

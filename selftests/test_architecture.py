@@ -1,0 +1,84 @@
+"""The package is four rooms, and imports only go down: proof -> suite -> report and reference.
+
+- report/: the result model, verdicts, catalogue, redaction and every writer; imports no room;
+- reference/: the server; imports no room;
+- suite/: what runs inside a user's pytest; imports report and reference (to start it);
+- proof/: mutants, variants, kill table; may import everything.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "assistant_conformance"
+ROOMS = ("suite", "report", "reference", "proof")
+MAY_IMPORT = {
+    "report": {"report"},
+    "reference": {"reference"},
+    "suite": {"suite", "report", "reference"},
+    "proof": set(ROOMS),
+}
+MAX_LINES = 320  # the style notes' ~300
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def imported_rooms(source: str, where: tuple[str, ...]) -> set[str]:
+    """The rooms a module at `where` (its path parts in the package) imports from: absolute and
+    relative imports, also inside functions."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = ["assistant_conformance", *where[: len(where) - node.level]]
+            names = [".".join([*base, *([node.module] if node.module else [])])]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "assistant_conformance" and len(parts) > 1 and parts[1] in ROOMS:
+                found.add(parts[1])
+    return found
+
+
+def test_every_module_lives_in_a_room() -> None:
+    loose = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    assert loose == [], "modules outside suite/, report/, reference/, proof/"
+    assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(
+        ROOMS
+    )
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_only_go_down(path: Path) -> None:
+    room = path.relative_to(PACKAGE).parts[0]
+    if room not in ROOMS:
+        return
+    found = imported_rooms(path.read_text(encoding="utf-8"), path.relative_to(PACKAGE).parts)
+    assert found <= MAY_IMPORT[room], f"{room} may import {MAY_IMPORT[room]}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from assistant_conformance.suite import findings",
+        "from ..suite.findings import expect",
+        "def late():\n    import assistant_conformance.proof.killtable",
+    ],
+)
+def test_an_upward_import_is_seen(source: str) -> None:
+    """The rule is not vacuous: the report room importing upward, in any spelling, is found."""
+    assert imported_rooms(source, ("report", "model.py")) - MAY_IMPORT["report"]
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_are_short(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{lines} lines: split it"

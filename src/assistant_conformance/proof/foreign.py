@@ -1,0 +1,136 @@
+"""Servers no one here wrote, run as targets of the suite: the judge of its verdicts.
+
+`langgraph`: a real LangGraph Agent Server (`langgraph dev` from `langgraph-cli[inmem]`, PyPI)
+serving the deterministic graphs of proof/langgraph/ under `/api/ai`, with bearer auth by its own
+configuration (langgraph.json `http.mount_prefix`, `auth.path`), in memory, on loopback. It runs in
+a venv of its own (`.venv-langgraph` beside the checkout, made on first use from
+proof/langgraph/requirements.txt): its pins conflict with schemathesis'.
+
+    python -m assistant_conformance.proof.foreign langgraph --token T [--token T2] [--port P]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE / "langgraph"
+CHECKOUT = HERE.parents[2]
+VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV", CHECKOUT / ".venv-langgraph"))
+INSTALL_TIMEOUT = 900.0
+START_TIMEOUT = 90.0
+
+
+class ForeignStartError(RuntimeError):
+    """The foreign server could not be installed or started; one readable line."""
+
+
+@dataclass
+class ForeignServer:
+    name: str
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)  # langgraph dev starts workers of its own
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def langgraph_binary() -> Path:
+    """The `langgraph` command of the target's venv, made (once) when it is missing."""
+    binary = VENV / "bin" / "langgraph"
+    if binary.exists():
+        return binary
+    steps = [
+        [sys.executable, "-m", "venv", str(VENV)],
+        [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-r",
+         str(PROJECT / "requirements.txt")],
+    ]  # fmt: skip
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+        if done.returncode != 0:
+            shutil.rmtree(VENV, ignore_errors=True)
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise ForeignStartError(f"installing the LangGraph server failed: {tail[0]}")
+    return binary
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_langgraph(tokens: list[str], workdir: Path, port: int = 0) -> ForeignServer:
+    """Serve proof/langgraph/ from a fresh copy in `workdir` (its in-memory data lands there)."""
+    binary = langgraph_binary()
+    project = workdir / "langgraph"
+    shutil.copytree(PROJECT, project, dirs_exist_ok=True)
+    port = port or free_port()
+    env = {
+        **os.environ,
+        "CONFORMANCE_TOKENS": ",".join(tokens),  # the tokens travel in the child's environment only
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+    }
+    log_path = workdir / "langgraph.log"
+    command = [str(binary), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
+               "--no-reload", "--n-jobs-per-worker", "10"]  # fmt: skip
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            command, cwd=project, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+    server = ForeignServer("langgraph", f"http://127.0.0.1:{port}", process, log_path)
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ForeignStartError(f"langgraph dev exited during start-up (log: {log_path})")
+        try:
+            if httpx.get(f"{server.base_url}/api/ai/ok", timeout=2).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    server.stop()
+    raise ForeignStartError(f"langgraph dev did not answer within {START_TIMEOUT:g} s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m assistant_conformance.proof.foreign")
+    parser.add_argument("server", choices=["langgraph"])
+    parser.add_argument("--token", action="append", required=True, help="a principal's token")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    workdir = args.workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"langgraph-{os.getpid()}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        server = start_langgraph(args.token, workdir, args.port)
+    except ForeignStartError as exc:
+        sys.exit(f"foreign: {exc}")
+    print(server.base_url, flush=True)
+    try:
+        server.process.wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

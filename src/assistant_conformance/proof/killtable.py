@@ -1,0 +1,313 @@
+"""The kill-rate table: the suite against every mutant, which it must catch by requirement ID, and
+every conformant variant, which it must pass.
+
+    python -m assistant_conformance.proof.killtable [--jobs N] [--report-dir DIR] [NAME ...]
+
+Each case gets its own reference server (`--mutant NAME` / `--variant NAME`) and its own pytest
+process pointed at it with `--base-url`, several at a time. A mutant is **killed** when the
+requirements reported failed or warned are exactly the registry's IDs (a MUST failed, a SHOULD
+warned) and none errs; it **survived** when one of its IDs is not reported, and is **inexact** when
+they are, but with others or with errors. A variant **passed** when the whole suite, run against it
+at a shallower property depth (VARIANT_DEPTH: every test and requirement, fewer generated cases),
+gives no failure, no warning and no error: the reference itself gets none (the README's first
+command shows it, at the default depth). Writes killtable.md and killtable.json to the report
+directory; exits 0 only when every mutant is killed and every variant passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant_conformance.proof import serve
+from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
+from assistant_conformance.proof.variants import VARIANTS
+from assistant_conformance.reference import embedded
+from assistant_conformance.report.catalogue import load
+
+ROOT = Path(__file__).resolve().parents[3]  # the checkout: tests/ and pyproject.toml
+MUTANT, VARIANT = "mutant", "variant"
+BAD = ("fail", "warn", "error")
+WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
+# Variants differ from the reference in spelling, not in what a deeper search would find: a few
+# generated cases per operation cover the surface they change, at a third of the default's cost.
+VARIANT_DEPTH = ("--examples=3",)
+RUN_TIMEOUT = 900.0  # seconds for one case (server start, suite run, report)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str  # mutant / variant
+    expected: tuple[str, ...]  # mutants: the requirement IDs the run must report
+    pytest_args: tuple[str, ...]
+    summary: str  # the first line of the class docstring
+
+    @property
+    def server_args(self) -> list[str]:
+        return [f"--{self.kind}", self.name]
+
+    def wanted(self) -> dict[str, str]:
+        """Requirement ID -> the verdict the run must give it: fail (a MUST) or warn (a SHOULD)."""
+        catalogue = load()
+        return {rid: "fail" if catalogue[rid].level == "MUST" else "warn" for rid in self.expected}
+
+
+@dataclass
+class Outcome:
+    case: Case
+    observed: dict[str, str]  # requirement ID -> fail / warn / error
+    seconds: float
+    exit_status: int | None
+    problem: str = ""  # the run itself broke: no report, a timeout, a server that did not start
+    log: str = ""  # the end of the pytest output
+    result: str = ""  # killed / survived / inexact / passed / failed
+
+    @property
+    def ok(self) -> bool:
+        return self.result in ("killed", "passed")
+
+
+def summary(cls: type) -> str:
+    return " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+
+
+def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -> list[Case]:
+    """The cases to run: every mutant and every variant (or those named)."""
+    every = [
+        Case(name, MUTANT, expected, selection(name), summary(cls))
+        for name, (cls, expected) in MUTANTS.items()
+    ]
+    every += [
+        Case(name, VARIANT, (), (*VARIANT_DEPTH, *getattr(cls, "pytest_args", ())), summary(cls))
+        for name, cls in VARIANTS.items()
+    ]
+    wanted, kinds = set(names), set(kinds)
+    unknown = wanted - {c.name for c in every}
+    if unknown:
+        raise ValueError(f"no mutant or variant named {', '.join(sorted(unknown))}")
+    return [c for c in every if c.kind in kinds and (not wanted or c.name in wanted)]
+
+
+def plugins_off(args: tuple[str, ...]) -> list[str]:
+    """Plugins a run does without (each costs start-up time, and only conformance.json is read):
+    langsmith's, allure's, anyio's and platformdirs' always, xdist's unless the run uses it, and
+    schemathesis' and hypothesis' when the selection leaves out the property layer."""
+    off = ["langsmith_plugin", "allure_pytest", "anyio", "platformdirs"]
+    off += [] if "-n" in args else ["xdist", "xdist.looponfail"]
+    paths = [a for a in args if a == "tests" or a.startswith("tests/")]
+    ignored = {a.removeprefix("--ignore=") for a in args if a.startswith("--ignore=")}
+    lean = paths and not any(p in PROPERTY_LAYER for p in paths)
+    if lean and ("tests" not in paths or set(PROPERTY_LAYER) <= ignored):
+        off += ["schemathesis", "hypothesispytest"]
+    return [arg for name in off for arg in ("-p", f"no:{name}")]
+
+
+def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome:
+    """One server, one suite run against it; the verdicts read from its conformance.json."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
+    started = time.monotonic()
+    try:
+        server = serve.start(tokens, workdir / "reference.db", extra_args=case.server_args)
+    except embedded.ServerStartError as exc:
+        return Outcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
+    report_dir, log_path = workdir / "reports", workdir / "pytest.log"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *case.pytest_args,
+        *plugins_off(case.pytest_args),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--base-url={server.base_url}",
+        f"--token={tokens[0]}",
+        f"--alt-token={tokens[1]}",
+        f"--report-dir={report_dir}",
+    ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    problem, status = "", None
+    try:
+        with log_path.open("w") as log:
+            done = subprocess.run(
+                command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout
+            )
+        status = done.returncode
+    except subprocess.TimeoutExpired:
+        problem = f"the suite run did not end within {timeout:g} s"
+    finally:
+        server.stop()
+    log_tail = log_path.read_text(errors="replace")[-4000:]
+    report = report_dir / "conformance.json"
+    observed: dict[str, str] = {}
+    if report.exists() and not problem:
+        document = json.loads(report.read_text(encoding="utf-8"))
+        observed = {r["id"]: r["verdict"] for r in document["requirements"] if r["verdict"] in BAD}
+    elif not problem:
+        problem = f"no conformance.json (pytest exit {status})"
+    return Outcome(case, observed, time.monotonic() - started, status, problem, log_tail)
+
+
+def judge(outcomes: list[Outcome]) -> None:
+    """Set each outcome's result: a mutant's by its IDs, a variant's by having no finding."""
+    for outcome in outcomes:
+        seen, kind = outcome.observed, outcome.case.kind
+        if kind == MUTANT:
+            wanted = outcome.case.wanted()
+            if outcome.problem or any(seen.get(r) != v for r, v in wanted.items()):
+                outcome.result = "survived"
+            else:
+                outcome.result = "killed" if seen == wanted else "inexact"
+            continue
+        outcome.result = "failed" if outcome.problem or seen else "passed"
+
+
+def rank(case: Case) -> int:
+    """Longest first, so the pool ends together: spread-out whole-suite runs (the slowest), whole-
+    suite runs, then the property layer's mutants, then the rest."""
+    if case.kind != MUTANT:
+        return 0 if "-n" in case.pytest_args else 1
+    return 2 if any(p in PROPERTY_LAYER for p in case.pytest_args) else 3
+
+
+def run_all(
+    selected: list[Case], workdir: Path, jobs: int, timeout: float = RUN_TIMEOUT
+) -> list[Outcome]:
+    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged."""
+    order = sorted(selected, key=rank)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {c.name: pool.submit(run_case, c, workdir / c.name, timeout) for c in order}
+        outcomes = [futures[c.name].result() for c in selected]
+    judge(outcomes)
+    return outcomes
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+def shown(verdicts: dict[str, str]) -> str:
+    return ", ".join(f"{rid} {v}" for rid, v in sorted(verdicts.items())) or "none"
+
+
+def rows(outcomes: list[Outcome]) -> list[dict[str, str]]:
+    return [
+        {
+            "case": o.case.name,
+            "kind": o.case.kind,
+            "expected": shown(o.case.wanted()) if o.case.kind == MUTANT else "no finding",
+            "observed": o.problem or shown(o.observed),
+            "result": o.result,
+            "seconds": f"{o.seconds:.1f}",
+        }
+        for o in outcomes
+    ]
+
+
+def totals(outcomes: list[Outcome]) -> dict[str, str]:
+    mutants = [o for o in outcomes if o.case.kind == MUTANT]
+    others = [o for o in outcomes if o.case.kind != MUTANT]
+    killed = sum(o.ok for o in mutants)
+    passed = sum(o.ok for o in others)
+    return {
+        "killed": f"{killed}/{len(mutants)} mutants killed",
+        "passed": f"{passed}/{len(others)} variants passed",
+    }
+
+
+COLUMNS = ("case", "kind", "expected", "observed", "result", "seconds")
+
+
+def markdown(outcomes: list[Outcome], wall: float, jobs: int) -> str:
+    lines = ["# Kill-rate table", "", "| " + " | ".join(COLUMNS) + " |"]
+    lines.append("|" + "---|" * len(COLUMNS))
+    lines += ["| " + " | ".join(row[c] for c in COLUMNS) + " |" for row in rows(outcomes)]
+    done = totals(outcomes)
+    lines += ["", f"{done['killed']}; {done['passed']}; {wall:.0f} s with {jobs} jobs.", ""]
+    return "\n".join(lines)
+
+
+def text(outcomes: list[Outcome]) -> str:
+    table = rows(outcomes)
+    widths = {c: max(len(c), *(len(r[c]) for r in table)) for c in COLUMNS}
+    lines = ["  ".join(c.ljust(widths[c]) for c in COLUMNS)]
+    lines += ["  ".join(r[c].ljust(widths[c]) for c in COLUMNS) for r in table]
+    return "\n".join(lines)
+
+
+def write(outcomes: list[Outcome], report_dir: Path, wall: float, jobs: int) -> None:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "killtable.md").write_text(markdown(outcomes, wall, jobs), encoding="utf-8")
+    document = {
+        "totals": totals(outcomes),
+        "wall_seconds": round(wall, 1),
+        "jobs": jobs,
+        "cases": [
+            {**row, "summary": o.case.summary, "pytest_args": list(o.case.pytest_args)}
+            for row, o in zip(rows(outcomes), outcomes, strict=True)
+        ],
+    }
+    text_ = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    (report_dir / "killtable.json").write_text(text_, encoding="utf-8")
+
+
+def default_jobs() -> int:
+    return max(2, 2 * (os.cpu_count() or 1))  # runs wait on streams and timers: oversubscribe
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m assistant_conformance.proof.killtable",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("names", nargs="*", help="only these mutants or variants (default: all)")
+    parser.add_argument("--jobs", type=int, default=default_jobs(), help="cases run at once")
+    parser.add_argument("--report-dir", type=Path, default=Path("reports"))
+    parser.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per case")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep each case's server, log and reports here (default: none)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        selected = cases(args.names)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.list:
+        for case in selected:
+            print(
+                f"{case.kind:9} {case.name:36} {' '.join(case.expected) or '-':40} {case.summary}"
+            )
+        return 0
+    started = time.monotonic()
+    if args.workdir:
+        outcomes = run_all(selected, args.workdir, args.jobs, args.timeout)
+    else:
+        with tempfile.TemporaryDirectory(prefix="killtable-") as workdir:
+            outcomes = run_all(selected, Path(workdir), args.jobs, args.timeout)
+    wall = time.monotonic() - started
+    write(outcomes, args.report_dir, wall, args.jobs)
+    print(text(outcomes))
+    done = totals(outcomes)
+    print(f"\n{done['killed']}; {done['passed']}; {wall:.0f} s with {args.jobs} jobs")
+    print(f"written: {args.report_dir / 'killtable.md'}, {args.report_dir / 'killtable.json'}")
+    for outcome in outcomes:
+        if not outcome.ok:
+            print(f"\n--- {outcome.case.name}: {outcome.result}\n{outcome.log[-1500:]}")
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Deliberately wrong variants of the reference server, for the project's own tests.
+
+Each mutant is a small ASGI middleware around the reference app that breaks exactly one
+requirement (named in its docstring). `assistant-reference --mutant NAME` serves one.
+MUTANTS maps a name to (middleware class, requirement IDs the suite must then report failed
+or, for SHOULD requirements, warned).
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp
+
+from assistant_conformance.proof.mutants import flows, inputs, layer, semantics, statuses, streams
+from assistant_conformance.proof.mutants._base import EventFrames, Mutant, read_body
+
+__all__ = ["MUTANTS", "PROPERTY_LAYER", "EventFrames", "read_body", "selection", "wrap"]
+
+MUTANTS: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
+    **layer.REGISTRY,
+    **flows.REGISTRY,
+    **statuses.REGISTRY,
+    **streams.REGISTRY,
+    **semantics.REGISTRY,
+    **inputs.REGISTRY,
+}
+
+
+def wrap(app: ASGIApp, name: str) -> ASGIApp:
+    """The reference app with mutant `name` around it."""
+    try:
+        middleware = MUTANTS[name][0]
+    except KeyError:
+        raise ValueError(f"unknown mutant {name!r}; known: {', '.join(sorted(MUTANTS))}") from None
+    return middleware(app)
+
+
+PROPERTY_LAYER = ("tests/test_property.py", "tests/test_stateful.py")
+KNOWLEDGE_MODULES = ("tests/test_knowledge.py", "tests/test_knowledge_prefixes.py")
+SCENARIO_MODULES = ("tests", *(f"--ignore={path}" for path in PROPERTY_LAYER))
+SELECTIONS: dict[str, tuple[str, ...]] = {
+    # a stream left open is waited out for the request timeout: a short one
+    "cancelled-stream-stays-open": (
+        *SCENARIO_MODULES,
+        "-k",
+        "RUN-CANCEL-ENDS-STREAM",
+        "--request-timeout",
+        "3",
+    ),
+    # the property layer's mutants: the operations they touch and the state machine of their area
+    # (selftests/test_property_layer.py runs every state machine)
+    "create-thread-200": (*PROPERTY_LAYER, "-k", "createThread or (state_machine and threads)"),
+    "search-threads-no-auth": (
+        *PROPERTY_LAYER,
+        "-k",
+        "searchThreads or (state_machine and threads)",
+    ),
+    "kb-permission-any-string": (
+        *PROPERTY_LAYER,
+        "-k",
+        "CreateKnowledgebase or UpdateKnowledgebase or (state_machine and knowledge)",
+    ),
+    "status-ids-optional": (
+        *PROPERTY_LAYER,
+        "-k",
+        "GetDocumentStatus or (state_machine and knowledge)",
+    ),
+    "empty-bulk-500": (
+        *PROPERTY_LAYER,
+        "-k",
+        "BulkCreateDocuments or (state_machine and knowledge)",
+    ),
+    "deleted-thread-readable": (
+        *PROPERTY_LAYER,
+        "-k",
+        "deleteThread or getThread or (state_machine and threads)",
+    ),
+    "conversation-search-hangs": (
+        *PROPERTY_LAYER,
+        "-k",
+        "searchConversations or (state_machine and conversations)",
+        "--request-timeout",
+        "2",
+    ),
+    # the data scenario modules' mutants
+    "status-answers-other-documents": KNOWLEDGE_MODULES,
+    "process-never-starts": (*KNOWLEDGE_MODULES, "--process-timeout", "1"),
+    "knowledges-prefix-diverges": KNOWLEDGE_MODULES,
+    "kb-description-truncated": KNOWLEDGE_MODULES,
+    "messages-ignore-limit": ("tests/test_conversations.py",),
+    "messages-ignore-offset": ("tests/test_conversations.py",),
+    "conversation-patch-not-persisted": ("tests/test_conversations.py",),
+    "chatkit-secret-never-works": ("tests/test_files.py",),
+    # flows appended last: the one module or operation they change
+    "message-created-without-id": ("tests/test_conversations.py",),
+    "count-as-text": ("tests/test_property.py", "-k", "countAssistants"),
+    "kb-without-name-rejected": (
+        "tests/test_property.py",
+        "-k",
+        "CreateKnowledgebase or UpdateKnowledgebase",
+    ),
+}
+
+
+def selection(name: str) -> tuple[str, ...]:
+    """The pytest arguments that run the part of the suite mutant `name` must be caught by."""
+    if name in SELECTIONS:
+        return SELECTIONS[name]
+    return (*SCENARIO_MODULES, "-k", " or ".join(MUTANTS[name][1]))

@@ -1,0 +1,144 @@
+"""Mutants the property layer catches (tests/test_property.py, tests/test_stateful.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+from starlette.types import Message, Receive, Scope, Send
+
+from assistant_conformance.proof.mutants._base import (
+    KB_PREFIXES,
+    PERMISSIONS,
+    Mutant,
+    json_or_none,
+    read_body,
+    replay,
+    respond,
+    with_header,
+)
+
+
+class CreateThread200(Mutant):
+    """THR-STATUS: POST /api/ai/threads answers 200 instead of the documented 201."""
+
+    method, path = "POST", re.compile(r"/api/ai/threads")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_200(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 201:
+                message = {**message, "status": 200}
+            await send(message)
+
+        await self.app(scope, receive, send_200)
+
+
+class SearchThreadsNoAuth(Mutant):
+    """AUTH-MISSING-REJECTED: POST /api/ai/threads/search answers without a credential."""
+
+    method, path = "POST", re.compile(r"/api/ai/threads/search")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.authorized(scope):
+            scope = with_header(scope, b"authorization", f"Bearer {self.a_token()}".encode())
+        await self.app(scope, receive, send)
+
+
+class KbPermissionAnyString(Mutant):
+    """KB-ALLOWED-VALUES: a knowledge base with a permission outside the enum is accepted."""
+
+    path = re.compile(KB_PREFIXES + r"(?:/[^/]+)?")
+
+    def applies(self, scope: Scope) -> bool:
+        return scope["method"] in ("POST", "PUT") and bool(self.path.fullmatch(scope["path"]))
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await read_body(receive)
+        data = json_or_none(body)
+        permission = data.get("permission") if isinstance(data, dict) else None
+        if isinstance(permission, str) and permission not in PERMISSIONS:
+            body = json.dumps({**data, "permission": "private"}).encode()
+            scope = with_header(scope, b"content-length", str(len(body)).encode())
+        await self.app(scope, replay(body), send)
+
+
+class StatusIdsOptional(Mutant):
+    """KB-STATUS-IDS-REQUIRED: the document status query answers without its required `ids`."""
+
+    method, path = "GET", re.compile(KB_PREFIXES + r"/[^/]+/status")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = scope.get("query_string", b"")
+        if not re.search(rb"(?:^|&)ids=", query):  # a missing ids is read as an empty one
+            scope = {**scope, "query_string": (query + b"&" if query else b"") + b"ids="}
+        await self.app(scope, receive, send)
+
+
+class EmptyBulk500(Mutant):
+    """KB-V1-STATUS / KB-KNOWLEDGES-STATUS: bulk with an empty array answers 500 (and
+    ROBUST-NO-5XX warns)."""
+
+    method, path = "POST", re.compile(KB_PREFIXES + r"/[^/]+/bulk")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await read_body(receive)
+        if self.authorized(scope) and body.strip() == b"[]":
+            await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
+            return
+        await self.app(scope, replay(body), send)
+
+
+class DeletedThreadReadable(Mutant):
+    """THR-DELETE-GONE: DELETE /api/ai/threads/{thread_id} answers 202 but the thread stays."""
+
+    method, path = "DELETE", re.compile(r"/api/ai/threads/[^/]+")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        await respond(send, 202, None)
+
+
+class StreamNeverEnds(Mutant):
+    """RUN-STREAM-ENDS: POST .../runs/stream answers 201 and a stream of events that never ends."""
+
+    method, path = "POST", re.compile(r"/api/ai/threads/[^/]+/runs/stream")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 201, "headers": headers})
+        n = 0
+        while True:  # until the client goes away (the send then fails)
+            n += 1
+            event = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+            await asyncio.sleep(0.02)
+
+
+class ConversationSearchHangs(Mutant):
+    """CONV-STATUS: POST /api/ai/conversations/search never answers."""
+
+    method, path = "POST", re.compile(r"/api/ai/conversations/search")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        await asyncio.sleep(3600)
+
+
+REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
+    "create-thread-200": (CreateThread200, ("THR-STATUS",)),
+    "search-threads-no-auth": (SearchThreadsNoAuth, ("AUTH-MISSING-REJECTED",)),
+    "kb-permission-any-string": (KbPermissionAnyString, ("KB-ALLOWED-VALUES",)),
+    "status-ids-optional": (StatusIdsOptional, ("KB-STATUS-IDS-REQUIRED",)),
+    "empty-bulk-500": (EmptyBulk500, ("KB-V1-STATUS", "KB-KNOWLEDGES-STATUS", "ROBUST-NO-5XX")),
+    "deleted-thread-readable": (DeletedThreadReadable, ("THR-DELETE-GONE",)),
+    "stream-never-ends": (StreamNeverEnds, ("RUN-STREAM-ENDS",)),
+    "conversation-search-hangs": (ConversationSearchHangs, ("CONV-STATUS",)),
+}

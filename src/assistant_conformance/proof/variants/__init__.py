@@ -1,0 +1,44 @@
+"""Conformant variants of the reference server: each changes it only in a way the contract allows.
+
+The suite must pass every one of them as it passes the reference itself (no failure, warning or
+error the reference does not get): a suite that fails a variant relies on something the contract
+does not promise (a field list, a line ending, numeric event ids, speed, an identity encoding, the
+format of identifiers). Each variant is a small ASGI middleware around the reference app;
+`assistant-reference --variant NAME` serves one. VARIANTS maps a name to its class.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp
+
+from assistant_conformance.proof.mutants import EventFrames
+from assistant_conformance.proof.variants._base import Variant
+from assistant_conformance.proof.variants.identifiers import OpaqueIdentifiers, opaque_ids, own_ids
+from assistant_conformance.proof.variants.spelling import (
+    ExtraFields,
+    Gzip,
+    Latency150ms,
+    OpaqueEventIds,
+    SseDialect,
+)
+
+__all__ = ["VARIANTS", "SseDialect", "opaque_ids", "own_ids", "wrap"]
+
+VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
+    "extra-fields": ExtraFields,
+    "sse-dialect": SseDialect,
+    "opaque-event-ids": OpaqueEventIds,
+    "latency-150ms": Latency150ms,
+    "gzip": Gzip,
+    "opaque-identifiers": OpaqueIdentifiers,
+}
+
+
+def wrap(app: ASGIApp, name: str) -> ASGIApp:
+    """The reference app with variant `name` around it."""
+    try:
+        return VARIANTS[name](app)
+    except KeyError:
+        raise ValueError(
+            f"unknown variant {name!r}; known: {', '.join(sorted(VARIANTS))}"
+        ) from None

@@ -1,0 +1,74 @@
+"""The requirement catalogue (spec/requirements.yaml): IDs, levels, sources and statements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+SPEC_DIR = Path(__file__).resolve().parents[3] / "spec"
+CATALOGUE_PATH = SPEC_DIR / "requirements.yaml"
+OPENAPI_PATH = SPEC_DIR / "openapi.yaml"
+LEVELS = ("MUST", "SHOULD")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    level: str
+    source: str
+    statement: str
+    section: str
+    pending: bool = False
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    sections: dict[str, str]  # section key -> title
+    requirements: dict[str, Requirement]
+    section_groups: dict[str, str] = field(default_factory=dict)  # section key -> optional group
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The optional capability groups, in the order of their first section."""
+        return tuple(dict.fromkeys(self.section_groups.values()))
+
+    def group_of_section(self, section: str) -> str | None:
+        return self.section_groups.get(section)
+
+    def __getitem__(self, req_id: str) -> Requirement:
+        try:
+            return self.requirements[req_id]
+        except KeyError:
+            raise KeyError(
+                f"unknown requirement ID {req_id!r} (not in {CATALOGUE_PATH.name})"
+            ) from None
+
+    def __contains__(self, req_id: object) -> bool:
+        return req_id in self.requirements
+
+
+def parse(data: dict) -> Catalogue:
+    sections = {key: value["title"] for key, value in data["sections"].items()}
+    groups = {key: value["group"] for key, value in data["sections"].items() if "group" in value}
+    requirements: dict[str, Requirement] = {}
+    for entry in data["requirements"]:
+        req = Requirement(
+            id=entry["id"],
+            level=entry["level"],
+            source=entry["source"],
+            statement=entry["statement"],
+            section=entry["id"].split("-", 1)[0],
+            pending=entry.get("status") == "pending",
+        )
+        if req.id in requirements:
+            raise ValueError(f"duplicate requirement ID {req.id}")
+        requirements[req.id] = req
+    return Catalogue(sections=sections, requirements=requirements, section_groups=groups)
+
+
+@cache
+def load(path: Path = CATALOGUE_PATH) -> Catalogue:
+    return parse(yaml.safe_load(path.read_text(encoding="utf-8")))

@@ -1,0 +1,148 @@
+"""The result model: findings, per-test records, per-requirement verdicts, the run's gate and level.
+
+Tests produce findings (suite/findings.py); the plugin collects them per test (TestResult, also
+across pytest-xdist workers); report/verdicts.py decides every verdict once and returns a Run; the
+writers only render it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from assistant_conformance.report.catalogue import load
+
+PASS, FAIL, WARN, SKIP, ERROR = "pass", "fail", "warn", "skip", "error"
+KNOWN = "known"  # failed, and listed in the baseline
+UNSUPPORTED = "unsupported"  # in a capability group the target does not implement
+PENDING = "pending"  # no test checks it yet (the catalogue says so)
+UNTESTED = "untested"  # its tests were not run (deselected, or the run stopped)
+VERDICTS = (FAIL, ERROR, KNOWN, WARN, PASS, SKIP, UNSUPPORTED, UNTESTED, PENDING)
+# A requirement's verdict is the worst of what its tests saw, in this order.
+SEVERITY = (FAIL, ERROR, WARN, PASS, SKIP)
+
+EXIT_OK, EXIT_VIOLATION, EXIT_HARNESS = 0, 1, 3
+
+
+@dataclass
+class Finding:
+    requirement: str
+    verdict: str
+    expected: str = ""
+    actual: str = ""
+    evidence: dict[str, Any] | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Finding:
+        return cls(**json.loads(text))
+
+    def render(self) -> str:
+        req = load()[self.requirement]
+        lines = [
+            f"[{self.requirement}] {req.level} ({req.source}): {req.statement}",
+            f"  Expected: {self.expected}",
+            f"  Actual:   {self.actual}",
+        ]
+        if self.evidence and self.evidence.get("curl"):
+            lines.append(f"  Reproduce: {self.evidence['curl']}")
+        return "\n".join(lines)
+
+
+SUPPORTED, UNSUPPORTED_GROUP, NOT_PROBED = "supported", "unsupported", "not probed"
+
+
+@dataclass
+class GroupStatus:
+    """Whether the target implements an optional capability group, and how that is known."""
+
+    status: str  # supported / unsupported / not probed
+    how: str = ""  # declared / detected / probed
+    evidence: list[str] = field(default_factory=list)  # "POST /api/ai/v1/file -> 404"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# How a test's body ended, for the requirements it names but recorded no finding on.
+OUTCOME_VERDICT = {
+    "passed": PASS,  # ran to its end: nothing contradicted them
+    "blocked": SKIP,  # stopped by a failed require(): not reached
+    "skipped": SKIP,
+    "failed": ERROR,  # raised something that is not a finding: the suite cannot tell
+    "error": ERROR,  # set-up or tear-down broke
+}
+
+
+@dataclass
+class TestResult:
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+    nodeid: str
+    requirements: list[str]
+    outcome: str  # a key of OUTCOME_VERDICT
+    findings: list[Finding]
+    reason: str = ""  # why it was skipped, blocked or broke
+    duration: float = 0.0
+
+
+@dataclass
+class RequirementResult:
+    id: str
+    section: str
+    level: str
+    source: str
+    statement: str
+    verdict: str
+    reason: str = ""
+    tests: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class BaselineStatus:
+    requirement: str
+    reason: str
+    expires: str | None
+    status: str  # applied / stale / not exercised
+    note: str = ""
+
+
+@dataclass
+class Certification:
+    level: str  # none / core / core + store, files / full
+    parts: dict[str, str]  # core and each group: met / not met / incomplete / unsupported
+    notes: dict[str, str]  # why a part is not met or incomplete
+
+
+@dataclass
+class Gate:
+    exit_status: int
+    outcome: str  # conformant / not conformant / harness error
+    problems: list[str]
+
+
+@dataclass
+class Run:
+    info: dict[str, Any]  # suite version, spec hashes, target, seed, start, duration, options
+    sections: dict[str, str]
+    requirements: dict[str, RequirementResult]
+    capabilities: dict[str, GroupStatus]
+    baseline: list[BaselineStatus]
+    certification: Certification
+    gate: Gate
+    unattributed: list[str] = field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        counts = Counter(r.verdict for r in self.requirements.values())
+        return {v: counts[v] for v in VERDICTS if counts[v]}
+
+    def by_section(self) -> dict[str, list[RequirementResult]]:
+        grouped: dict[str, list[RequirementResult]] = {key: [] for key in self.sections}
+        for result in self.requirements.values():
+            grouped.setdefault(result.section, []).append(result)
+        return {key: results for key, results in grouped.items() if results}

@@ -1,0 +1,194 @@
+"""Deciding verdicts: from the tests' records to every requirement's verdict, the capability
+groups, the baseline, the certification level and the gate (exit status). Once per run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.catalogue import Catalogue
+from assistant_conformance.report.model import (
+    ERROR,
+    EXIT_HARNESS,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    FAIL,
+    KNOWN,
+    NOT_PROBED,
+    OUTCOME_VERDICT,
+    PASS,
+    PENDING,
+    SEVERITY,
+    SKIP,
+    UNSUPPORTED,
+    UNSUPPORTED_GROUP,
+    UNTESTED,
+    WARN,
+    BaselineStatus,
+    Certification,
+    Gate,
+    GroupStatus,
+    RequirementResult,
+    Run,
+    TestResult,
+)
+
+
+def _verdict_of(test: TestResult, req_id: str) -> str:
+    own = [f.verdict for f in test.findings if f.requirement == req_id]
+    if own:
+        return min(own, key=SEVERITY.index)
+    return OUTCOME_VERDICT.get(test.outcome, ERROR)
+
+
+def requirement_results(
+    catalogue: Catalogue, tests: list[TestResult]
+) -> dict[str, RequirementResult]:
+    results = {
+        rid: RequirementResult(rid, req.section, req.level, req.source, req.statement, UNTESTED)
+        for rid, req in catalogue.requirements.items()
+    }
+    seen: dict[str, list[str]] = {}
+    for test in tests:
+        for rid in test.requirements:
+            result = results[rid]
+            result.tests.append(test.nodeid)
+            verdict = _verdict_of(test, rid)
+            seen.setdefault(rid, []).append(verdict)
+            result.findings += [
+                f for f in test.findings if f.requirement == rid and f.verdict != PASS
+            ]
+            if verdict == SKIP and not result.reason:
+                result.reason = test.reason
+            if verdict == ERROR and not result.reason:
+                result.reason = f"{test.nodeid}: {test.reason or 'the test broke'}"
+    for rid, result in results.items():
+        if rid in seen:
+            result.verdict = min(seen[rid], key=SEVERITY.index)
+            if result.verdict not in (SKIP, ERROR):
+                result.reason = ""
+        elif catalogue[rid].pending:
+            result.verdict = PENDING
+    return results
+
+
+def _apply_capabilities(
+    catalogue: Catalogue,
+    results: dict[str, RequirementResult],
+    capabilities: dict[str, GroupStatus],
+) -> None:
+    for result in results.values():
+        group = catalogue.group_of_section(result.section)
+        status = capabilities.get(group) if group else None
+        if status and status.status == UNSUPPORTED_GROUP and result.verdict != PENDING:
+            result.verdict = UNSUPPORTED
+            result.reason = f"capability group {group} {status.how} unsupported"
+
+
+def _apply_baseline(
+    results: dict[str, RequirementResult], entries: dict[str, Entry], today: dt.date
+) -> list[BaselineStatus]:
+    statuses = []
+    for rid, entry in entries.items():
+        result = results[rid]
+        expires = entry.expires.isoformat() if entry.expires else None
+        status = BaselineStatus(rid, entry.reason, expires, "not exercised")
+        if result.verdict == PASS:
+            status.status, status.note = "stale", "it passes now: remove the entry"
+        elif entry.expired(today):
+            status.status, status.note = "stale", f"the entry expired on {expires}"
+        elif result.verdict in (FAIL, WARN):
+            status.status = "applied"
+            result.verdict, result.reason = KNOWN, f"baseline: {entry.reason}"
+        statuses.append(status)
+    return statuses
+
+
+def _certification(
+    catalogue: Catalogue, run_results: dict[str, RequirementResult], caps: dict[str, GroupStatus]
+) -> Certification:
+    parts: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    members: dict[str, list[RequirementResult]] = {"core": []}
+    for result in run_results.values():
+        members.setdefault(catalogue.group_of_section(result.section) or "core", []).append(result)
+    for part in ("core", *catalogue.groups):
+        status = caps.get(part)
+        if status is not None and status.status == UNSUPPORTED_GROUP:
+            parts[part] = "unsupported"
+            continue
+        reqs = members.get(part, [])
+        broken = [r.id for r in reqs if r.verdict in (FAIL, ERROR, KNOWN)]
+        open_ = [r.id for r in reqs if r.verdict in (SKIP, UNTESTED)]
+        if broken:
+            parts[part], notes[part] = "not met", "failing: " + ", ".join(broken)
+        elif open_ or not any(r.verdict in (PASS, WARN) for r in reqs):
+            parts[part], notes[part] = "incomplete", _not_checked(open_)
+        else:
+            parts[part] = "met"
+    groups = [g for g in catalogue.groups if parts[g] == "met"]
+    if parts["core"] != "met":
+        level = "none"
+    elif len(groups) == len(catalogue.groups):
+        level = "full"
+    else:
+        level = "core" + (" + " + ", ".join(groups) if groups else "")
+    return Certification(level, parts, notes)
+
+
+def _not_checked(ids: list[str]) -> str:
+    if not ids:
+        return "nothing checked"
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return f"{len(ids)} not checked: {shown}"
+
+
+def _gate(
+    results: dict[str, RequirementResult],
+    baseline: list[BaselineStatus],
+    unattributed: list[str],
+    baseline_file: str,
+) -> Gate:
+    violations = [f"{r.id} ({r.level}) fails" for r in results.values() if r.verdict == FAIL] + [
+        f"stale baseline entry {b.requirement} in {baseline_file}: {b.note}"
+        for b in baseline
+        if b.status == "stale"
+    ]
+    if violations:
+        return Gate(EXIT_VIOLATION, "not conformant", violations)
+    errors = [f"{r.id}: {r.reason}" for r in results.values() if r.verdict == ERROR]
+    errors += [f"{nodeid}: failed, and names no requirement" for nodeid in unattributed]
+    if errors:
+        return Gate(EXIT_HARNESS, "harness error", errors)
+    known = [f"{r.id} ({r.level}) {r.reason}" for r in results.values() if r.verdict == KNOWN]
+    return Gate(EXIT_OK, "conformant except known failures" if known else "conformant", known)
+
+
+def build(
+    catalogue: Catalogue,
+    tests: list[TestResult],
+    *,
+    info: dict[str, Any],
+    capabilities: dict[str, GroupStatus],
+    baseline: dict[str, Entry],
+    baseline_file: str = "",
+    unattributed: list[str] | None = None,
+    today: dt.date | None = None,
+) -> Run:
+    """Decide every verdict once: from the tests, then capability groups, then the baseline."""
+    results = requirement_results(catalogue, tests)
+    _apply_capabilities(catalogue, results, capabilities)
+    statuses = _apply_baseline(results, baseline, today or dt.date.today())
+    full_caps = {g: capabilities.get(g, GroupStatus(NOT_PROBED)) for g in catalogue.groups}
+    return Run(
+        info=info,
+        sections=dict(catalogue.sections),
+        requirements=results,
+        capabilities=full_caps,
+        baseline=statuses,
+        certification=_certification(catalogue, results, capabilities),
+        gate=_gate(results, statuses, unattributed or [], baseline_file),
+        unattributed=unattributed or [],
+    )

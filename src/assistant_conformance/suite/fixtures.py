@@ -1,0 +1,139 @@
+"""The suite's fixtures: settings, the target, the run's safety session, clients of each principal,
+and the capability gate. Registered by the plugin (suite/plugin.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from assistant_conformance.report import redact
+from assistant_conformance.report.catalogue import load
+from assistant_conformance.suite import capabilities, guard, safety
+from assistant_conformance.suite.ledger import ALT, ANONYMOUS, MAIN, Ledger
+from assistant_conformance.suite.plugin import (
+    CAPS_KEY,
+    HARNESS_ERROR_EXIT,
+    SETTINGS_KEY,
+    STATE_KEY,
+    requirement_ids,
+)
+from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.target import HarnessError, Target, open_target
+
+
+@pytest.fixture(scope="session")
+def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
+    return pytestconfig.stash[SETTINGS_KEY]
+
+
+@pytest.fixture(scope="session")
+def target(
+    pytestconfig: pytest.Config,
+    suite_settings: SuiteSettings,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Target]:
+    try:
+        opened = open_target(suite_settings, tmp_path_factory.mktemp("target"))
+    except HarnessError as exc:
+        reason = redact.text(str(exc))
+        pytestconfig.stash[STATE_KEY]["stopped"] = reason
+        pytest.exit(f"harness error: {reason}", returncode=HARNESS_ERROR_EXIT)
+    yield opened
+    opened.stop()
+
+
+@pytest.fixture(scope="session")
+def run_safety(
+    pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target
+) -> Iterator[safety.Session]:
+    """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
+    session = safety.Session.open(suite_settings, target)
+    pytestconfig.stash[STATE_KEY]["safety"] = session
+    yield session
+    session.finish(suite_settings, target)
+
+
+def _client(
+    target: Target, settings: SuiteSettings, run: safety.Session, principal: str
+) -> httpx.Client:
+    token = {MAIN: target.token, ALT: target.alt_token}.get(principal)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    transport = run.transport(principal, token)
+    return httpx.Client(
+        base_url=target.base_url,
+        headers=headers,
+        timeout=settings.request_timeout,
+        transport=transport,
+    )
+
+
+@pytest.fixture(scope="session")
+def api(
+    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
+) -> Iterator[httpx.Client]:
+    """A client of the main principal."""
+    with _client(target, suite_settings, run_safety, MAIN) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def ledger(run_safety: safety.Session) -> Ledger:
+    """Tracks what the run creates (the suite's clients record their creates themselves); what it
+    lists is removed at the end of the session, newest first."""
+    return run_safety.ledger
+
+
+@pytest.fixture(scope="session")
+def alt_api(
+    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
+) -> Iterator[httpx.Client]:
+    """A client of the second principal; tests that need it are skipped without --alt-token."""
+    if not target.alt_token:
+        pytest.skip("no second principal: give --alt-token to check isolation")
+    with _client(target, suite_settings, run_safety, ALT) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def anonymous_api(
+    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
+) -> Iterator[httpx.Client]:
+    """A client that sends no credential."""
+    with _client(target, suite_settings, run_safety, ANONYMOUS) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def capability_groups(
+    pytestconfig: pytest.Config, suite_settings: SuiteSettings, api: httpx.Client
+) -> dict[str, capabilities.GroupStatus]:
+    """Optional groups: declared unsupported, or probed once at the first test that needs one."""
+    found = pytestconfig.stash[CAPS_KEY]
+    skip = suite_settings.unsupported
+    if suite_settings.read_only:  # these probes send writes: their groups stay unprobed
+        writes = tuple(g for g in guard.WRITE_PROBED_GROUPS if g not in skip)
+        unprobed = ["read-only mode: probing it would send a write"]
+        found.update(
+            {g: capabilities.GroupStatus(capabilities.NOT_PROBED, "", unprobed) for g in writes}
+        )
+        skip += writes
+    found.update(capabilities.probe(api, skip=skip))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _capability_gate(request: pytest.FixtureRequest) -> None:
+    """Skip a test that checks a requirement of a group the target does not implement."""
+    catalogue = load()
+    sections = {catalogue[rid].section for rid in requirement_ids(request.node)}
+    groups = sorted({g for s in sections if (g := capabilities.group_of_section(s))})
+    if not groups:
+        return
+    found = request.config.stash[CAPS_KEY]
+    if not all(g in found for g in groups):
+        found = request.getfixturevalue("capability_groups")
+    for group in groups:
+        if found[group].status == capabilities.UNSUPPORTED:
+            pytest.skip(capabilities.skip_reason(found[group], group))

@@ -1,0 +1,97 @@
+"""Reusable scenario flows, one module per interface area, and the helpers they share.
+
+Helpers here read answers only by what spec/openapi.yaml names (identifiers, list fields); an
+answer without them is a ROBUST-RESPONSE-SHAPE finding, so tests using them name that ID.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from assistant_conformance.suite import findings
+
+SHAPE = "ROBUST-RESPONSE-SHAPE"
+POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
+
+
+def json_of(response: httpx.Response) -> Any:
+    """The JSON body, or None when there is none or it is not JSON."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def identifier(response: httpx.Response, name: str = "id") -> str:
+    """The string identifier `name` of a JSON object answer; stops the test when it is missing."""
+    body = json_of(response)
+    value = body.get(name) if isinstance(body, dict) else None
+    findings.require(
+        SHAPE,
+        isinstance(value, str) and value != "",
+        f"a JSON object with a string {name!r}",
+        response,
+        response,
+    )
+    assert isinstance(value, str)
+    return value
+
+
+def items_of(response: httpx.Response, field: str = "items") -> list[Any]:
+    """The list of a list answer: a bare array, or the array under `field`; stops when neither."""
+    body = json_of(response)
+    if isinstance(body, dict):
+        body = body.get(field)
+    findings.require(
+        SHAPE,
+        isinstance(body, list),
+        f"a JSON array, or an object with an array {field!r}",
+        response,
+        response,
+    )
+    assert isinstance(body, list)
+    return body
+
+
+def is_success(response: httpx.Response) -> bool:
+    return 200 <= response.status_code < 300
+
+
+def is_client_error(response: httpx.Response) -> bool:
+    return 400 <= response.status_code < 500
+
+
+def poll(
+    read: Callable[[], httpx.Response], done: Callable[[httpx.Response], bool], timeout: float
+) -> tuple[httpx.Response, bool]:
+    """Read until `done` holds or `timeout` seconds pass; answer the last read and whether done."""
+    deadline = time.monotonic() + timeout
+    while True:
+        response = read()
+        if done(response):
+            return response, True
+        if time.monotonic() >= deadline:
+            return response, False
+        time.sleep(POLL_INTERVAL)
+
+
+def mismatches(sent: Any, got: Any, path: str = "") -> list[str]:
+    """Where `got` differs from what was `sent` (every sent field, recursively; extra fields ok)."""
+    if isinstance(sent, dict):
+        if not isinstance(got, dict):
+            return [f"{path or 'body'}: sent an object, got {got!r}"]
+        out: list[str] = []
+        for key, value in sent.items():
+            where = f"{path}.{key}" if path else key
+            if key not in got:
+                out.append(f"{where}: missing")
+            else:
+                out += mismatches(value, got[key], where)
+        return out
+    if sent != got or (type(sent) is bool and type(got) is not bool):
+        return [f"{path or 'body'}: sent {sent!r}, got {got!r}"]
+    return []

@@ -1,0 +1,273 @@
+"""Thread and run flows (interface 4.4 and 6): threads, runs, streams, and where ids come from.
+
+The contract names no event, payload or run status. The suite reads LangGraph's shapes where a
+server offers them and falls back on what any server must offer:
+- the run_id of a streamed run: a `metadata` event (LangGraph: the first event, data {run_id}),
+  else any event whose data is an object with a string `run_id`, else the `Content-Location` /
+  `Location` header (LangGraph: `.../runs/{run_id}`), else the one run of the thread's run list
+  that was not there before;
+- run statuses: LangGraph's (the deployed server uses the same enum); terminal ones end a run.
+Event ids are opaque strings: compared for equality and order within one stream, never parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.exchange import Exchange
+from assistant_conformance.suite.flows import is_success, json_of, poll
+from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.sse import LiveStream, SseEvent, StreamRead, read_stream
+
+THREADS = "/api/ai/threads"
+TERMINAL = frozenset({"success", "error", "timeout", "interrupted"})
+ACTIVE = frozenset({"pending", "running"})
+
+# Run options a LangGraph-style server needs for these flows; servers that do not know them ignore
+# them. `stream_resumable` keeps events for join-with-last-event-id, `on_disconnect: continue`
+# keeps a run going when the suite drops its stream, `enqueue` queues a thread's runs (LangGraph's
+# default `reject` would answer 409 to a second run), and the stream modes make one event per token.
+RUN_OPTIONS: dict[str, Any] = {
+    "stream_mode": ["values", "messages-tuple", "updates"],
+    "stream_resumable": True,
+    "on_disconnect": "continue",
+    "multitask_strategy": "enqueue",
+}
+
+
+def run_input(text: str) -> Any:
+    """The graph input of every run the suite starts: one user message (LangGraph's chat input).
+
+    The reference's `echo` agent streams the last message back one token per word, so the number
+    of words sets a run's length. A deployed graph that reads another input shape: change it here.
+    """
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def words(count: int) -> str:
+    return " ".join(f"token{i}" for i in range(count))
+
+
+# --- assistants and threads --------------------------------------------------------------------
+
+_assistants: dict[str, str] = {}
+
+
+def assistant_id(api: httpx.Client) -> str:
+    """The assistant runs use: one whose graph_id or name holds "echo", else the first found."""
+    key = str(api.base_url)
+    if key not in _assistants:
+        response = api.post("/api/ai/assistants/search", json={"limit": 100, "offset": 0})
+        body = json_of(response)
+        found = (
+            body
+            if isinstance(body, list)
+            else (body or {}).get("items")
+            if isinstance(body, dict)
+            else None
+        )
+        usable = [
+            a for a in found or [] if isinstance(a, dict) and isinstance(a.get("assistant_id"), str)
+        ]
+        if not is_success(response) or not usable:
+            raise findings.Blocked(
+                f"no assistant to run: assistants search answered {response.status_code}"
+            )
+        echo = [a for a in usable if "echo" in f"{a.get('graph_id')} {a.get('name')}".lower()]
+        _assistants[key] = (echo or usable)[0]["assistant_id"]
+    return _assistants[key]
+
+
+def run_body(api: httpx.Client, ledger: Ledger, word_count: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "assistant_id": assistant_id(api),
+        "input": run_input(words(word_count)),
+        "metadata": {"conformance_run": ledger.run_prefix},
+        **RUN_OPTIONS,
+        **extra,
+    }
+
+
+def create_thread(api: httpx.Client, ledger: Ledger, metadata: dict[str, Any] | None = None) -> str:
+    """A new thread of this run (THR-STATUS: 201), tracked for removal; answers its thread_id."""
+    meta = {"conformance_run": ledger.run_prefix, **(metadata or {})}
+    response = api.post(THREADS, json={"metadata": meta})
+    findings.require_success("THR-STATUS", response, 201)
+    body = json_of(response)
+    thread_id = body.get("thread_id") if isinstance(body, dict) else None
+    if not isinstance(thread_id, str) or not thread_id:
+        raise findings.Blocked(f"thread create answered no thread_id: {response.text[:200]}")
+    ledger.track("DELETE", f"{THREADS}/{thread_id}")
+    return thread_id
+
+
+def list_of(body: Any) -> list[Any] | None:
+    """A list answer: a bare array (LangGraph) or the array under `items` (deployed lists)."""
+    if isinstance(body, dict):
+        body = body.get("items")
+    return body if isinstance(body, list) else None
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+def runs_url(thread_id: str, run_id: str = "", tail: str = "") -> str:
+    url = f"{THREADS}/{thread_id}/runs"
+    return f"{url}/{run_id}{tail}" if run_id else f"{url}{tail}"
+
+
+def list_run_ids(api: httpx.Client, thread_id: str) -> list[str]:
+    response = api.get(runs_url(thread_id), params={"limit": 1000, "offset": 0})
+    runs = list_of(json_of(response)) if is_success(response) else None
+    return [
+        r["run_id"] for r in runs or [] if isinstance(r, dict) and isinstance(r.get("run_id"), str)
+    ]
+
+
+def run_id_in(events: Iterable[SseEvent], headers: dict[str, str]) -> str | None:
+    """The run_id a stream announces (see the module docstring), or None."""
+    candidates: list[tuple[int, str]] = []
+    for event in events:
+        data = parsed(event.data)
+        if isinstance(data, dict) and isinstance(data.get("run_id"), str) and data["run_id"]:
+            candidates.append((0 if event.event == "metadata" else 1, data["run_id"]))
+    if candidates:
+        return min(candidates, key=lambda c: c[0])[1]
+    for name in ("content-location", "location"):
+        match = re.search(r"/runs/([^/?#]+)", headers.get(name, ""))
+        if match and match.group(1) not in ("stream", "wait"):
+            return unquote(match.group(1))
+    return None
+
+
+def find_run_id(
+    api: httpx.Client,
+    thread_id: str,
+    events: Iterable[SseEvent],
+    headers: dict[str, str],
+    known: Iterable[str] = (),
+) -> str:
+    """The run a stream or wait started: announced by it, else the one new run of the thread."""
+    announced = run_id_in(events, headers)
+    if announced:
+        return announced
+    new = [r for r in list_run_ids(api, thread_id) if r not in set(known)]
+    if len(new) != 1:
+        raise findings.Blocked(f"cannot tell which run was started: new runs in the list: {new}")
+    return new[0]
+
+
+def run_status(response: httpx.Response) -> str | None:
+    body = json_of(response)
+    status = body.get("status") if isinstance(body, dict) else None
+    return status if isinstance(status, str) else None
+
+
+def wait_terminal(api: httpx.Client, thread_id: str, run_id: str, timeout: float) -> httpx.Response:
+    """GET the run until its status is terminal or `timeout` passes; answers the last read."""
+    response, _ = poll(
+        lambda: api.get(runs_url(thread_id, run_id)), lambda r: run_status(r) in TERMINAL, timeout
+    )
+    return response
+
+
+# --- streams -------------------------------------------------------------------------------------
+
+
+def parsed(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
+
+
+def key(event: SseEvent) -> tuple[str, str, str]:
+    """What makes two deliveries the same event: id, name and data (JSON compared canonically)."""
+    return event.id, event.event, json.dumps(parsed(event.data), sort_keys=True)
+
+
+def keys(events: Iterable[SseEvent]) -> list[tuple[str, str, str]]:
+    return [key(e) for e in events]
+
+
+def shown(events: Iterable[SseEvent]) -> list[str]:
+    """Events as `id:event` for failure text (short)."""
+    out = [f"{e.id}:{e.event}" for e in events]
+    return out if len(out) <= 12 else [*out[:6], f"... {len(out) - 12} more ...", *out[-6:]]
+
+
+def check_stream(read: StreamRead | LiveStream, status: int) -> None:
+    """Record RUN-STATUS and RUN-STREAM-CONTENT-TYPE of a stream; go on after any 2xx."""
+    code = read.status or 0
+    findings.expect("RUN-STATUS", code == status, f"HTTP {status}", f"HTTP {code}", read.exchange)
+    if not 200 <= code < 300:
+        raise findings.Blocked(f"the stream answered HTTP {code}")
+    findings.expect(
+        "RUN-STREAM-CONTENT-TYPE",
+        read.content_type.split(";")[0].strip().lower() == "text/event-stream",
+        "Content-Type text/event-stream",
+        read.content_type or "(none)",
+        read.exchange,
+    )
+
+
+def check_event_ids(events: list[SseEvent], what: str, exchange: Exchange | None) -> bool:
+    """RUN-STREAM-EVENT-IDS: every event carried its own non-empty `id:`."""
+    missing = [f"#{i} {e.event}" for i, e in enumerate(events) if not (e.own_id and e.id)]
+    return findings.expect(
+        "RUN-STREAM-EVENT-IDS",
+        not missing,
+        f"every event of {what} has its own id",
+        f"events without an id: {missing[:10]}",
+        exchange,
+    )
+
+
+@dataclass
+class StreamedRun:
+    """A run started by POST runs/stream: its thread, what its stream sent, and (found when first
+    asked, so that checks of the stream itself come first) its run_id."""
+
+    api: httpx.Client
+    thread_id: str
+    read: StreamRead
+    known: tuple[str, ...] = ()
+
+    @cached_property
+    def run_id(self) -> str:
+        headers = self.read.exchange.response_headers
+        return find_run_id(self.api, self.thread_id, self.read.events, headers, self.known)
+
+
+def stream_run(
+    api: httpx.Client,
+    thread_id: str,
+    body: dict[str, Any],
+    deadline: float,
+    *,
+    max_events: int | None = None,
+    headers: dict[str, str] | None = None,
+    known: Iterable[str] = (),
+) -> StreamedRun:
+    """POST runs/stream on `thread_id` and read it (up to `max_events`); record RUN-STATUS 201
+    and the content type; find the run it started (one not in `known`)."""
+    read = read_stream(
+        api,
+        "POST",
+        runs_url(thread_id, tail="/stream"),
+        deadline=deadline,
+        max_events=max_events,
+        headers=headers,
+        json_body=body,
+    )
+    check_stream(read, 201)
+    return StreamedRun(api, thread_id, read, tuple(known))

@@ -1,0 +1,134 @@
+"""Stateful: one state machine per chain of the document's links (create -> use -> delete), each
+step sent and judged by the runner as a stateless case is, plus the stateful checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis
+import requests
+from schemathesis.core.transport import Response
+from schemathesis.generation import derive_operation_seed
+from schemathesis.generation.case import Case
+
+from assistant_conformance.suite.property.cases import operation_id
+from assistant_conformance.suite.property.generation import hypothesis_settings, schema
+from assistant_conformance.suite.property.runner import Runner, TransportBroken, Withheld
+
+RUN_CREATES = ("createRun", "streamRun", "waitRun")
+# One state machine per chain of the document's links, each with its share of the scenarios.
+AREAS = {
+    "knowledge bases and documents": (("AI/v1", "AI/Knowledges"), 1.0),
+    "threads and runs": (("AI/Threads",), 1.5),
+    "conversations and messages": (("AI/Conversations",), 1.0),
+    "context files": (("AI/Contexts",), 0.5),
+}
+
+
+def state_machine(tags: tuple[str, ...]) -> Any:
+    """The links among the operations of `tags` as a state machine. Scenarios start at operations
+    that create a resource from nothing (POST without path parameters): schemathesis' heuristics
+    would drop the knowledge-base creates, reading workspaceId/integrationId as foreign keys."""
+    import schemathesis.specs.openapi.stateful as stateful
+
+    original = stateful.is_likely_root_transition
+    stateful.is_likely_root_transition = lambda operation, *_: (
+        operation.method == "post" and not operation.path_parameters
+    )
+    try:
+        return schema().include(tag=list(tags)).as_state_machine()
+    finally:
+        stateful.is_likely_root_transition = original
+
+
+def first_assistant(runner: Runner) -> str | None:
+    """An assistant to run: deployed servers need `assistant_id`, which no link provides."""
+    try:
+        response = runner.session.post(
+            f"{runner.base_url}/api/ai/assistants/search",
+            json={"limit": 1},
+            headers=runner.call_kwargs()["headers"],
+            timeout=runner.timeout,
+        )
+        found = response.json() if response.ok else []
+    except (requests.RequestException, ValueError):
+        return None
+    first = found[0] if isinstance(found, list) and found else None
+    return first.get("assistant_id") if isinstance(first, dict) else None
+
+
+def run_state_machine(runner: Runner, area: str, seed: int, examples: int, steps: int) -> int:
+    """Follow the links of one area (create -> use -> delete) for its share of about 4 x
+    `examples` scenarios of at most `steps` steps; answer how many ran."""
+    tags, share = AREAS[area]
+    machine = workflow(state_machine(tags), runner, first_assistant(runner))
+    return run_machine(machine, runner, seed, max(1, round(examples * share)), steps)
+
+
+def workflow(base: Any, runner: Runner, assistant: str | None) -> Any:
+    from schemathesis.core.parameters import ParameterLocation
+
+    class Workflow(base):
+        linked_body = False
+        completed = 0
+
+        def step(self, input: Any) -> Any:
+            self.linked_body = (ParameterLocation.BODY, None) in input.applied_parameters
+            return super().step(input)
+
+        def before_call(self, case: Case) -> None:
+            # A runnable body (an existing assistant) so that linked runs, streams included, do
+            # run; the variety of run bodies is the stateless test's job.
+            positive = case.meta is None or case.meta.generation.mode.is_positive
+            if assistant and positive and operation_id(case) in RUN_CREATES:
+                metadata = case.body.get("metadata") if isinstance(case.body, dict) else None
+                case.body = {"assistant_id": assistant, "metadata": metadata or {}}
+
+        def get_call_kwargs(self, case: Case) -> dict[str, Any]:
+            return runner.call_kwargs()
+
+        def call(self, case: Case, **kwargs: Any) -> Response:
+            try:
+                return runner.send(case)
+            except Withheld:
+                hypothesis.reject()  # this step is not taken; the scenario goes on without it
+
+        def validate_response(
+            self, response: Response, case: Case, *args: Any, **kwargs: Any
+        ) -> None:
+            positive = case.meta is None or case.meta.generation.mode.is_positive
+            linked = self.linked_body and positive
+            runner.evaluate(case, response, self.recorder, linked_body=linked)
+
+        def teardown(self) -> None:
+            type(self).completed += 1
+            super().teardown()
+
+    return Workflow
+
+
+def run_machine(machine: Any, runner: Runner, seed: int, budget: int, steps: int) -> int:
+    """Run `budget` scenarios. A real server is external state, so hypothesis may call a replay
+    "flaky"; as schemathesis' own engine does, the run then goes on with the next seed."""
+    from hypothesis.errors import Flaky
+    from schemathesis.engine.errors import is_inconsistent_replay
+
+    for suite in range(4):
+        if machine.completed >= budget or runner.broken:
+            break
+        suite_seed = derive_operation_seed(seed, f"stateful-{machine.__name__}-{suite}")
+        machine._hypothesis_internal_use_seed = suite_seed
+        machine.rule_order_seed = suite_seed
+        left = budget - machine.completed
+        settings = hypothesis_settings(
+            left, phases=[hypothesis.Phase.generate], stateful_step_count=steps
+        )
+        try:
+            machine.run(settings=settings)
+        except TransportBroken:
+            break  # recorded as a finding already
+        except (Flaky, AssertionError) as exc:
+            if not isinstance(exc, Flaky) and not is_inconsistent_replay(exc):
+                raise
+    return machine.completed

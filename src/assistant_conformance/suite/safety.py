@@ -1,0 +1,145 @@
+"""The run's safety session: the guarded clients' transports, cleanup at the end (or --no-cleanup),
+--sweep of earlier runs, --read-only skips, redaction of what pytest shows, and the report lines.
+The guard every request passes is suite/guard.py; the ledger suite/ledger.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from assistant_conformance.report import redact
+from assistant_conformance.suite import ledger as ledger_module
+from assistant_conformance.suite.guard import Guard, GuardedTransport
+from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger
+from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.target import Target
+
+GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
+
+
+@dataclass
+class Session:
+    guard: Guard
+    ledger: Ledger
+    cleanup: str = ""  # one line for the terminal: what the end of the run removed or kept
+    left: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, settings: SuiteSettings, target: Target) -> Session:
+        def probe() -> int | None:
+            url = f"{target.base_url}/api/ai/threads/search"
+            headers = {"Authorization": f"Bearer {target.token}"}
+            try:
+                answer = httpx.post(
+                    url, json={"limit": 1}, headers=headers, timeout=settings.request_timeout
+                )
+            except httpx.HTTPError:
+                return None
+            return answer.status_code
+
+        guard = Guard(settings.read_only, settings.request_timeout, probe=probe)
+        return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url))
+
+    def transport(self, principal: str, token: str | None) -> GuardedTransport:
+        return GuardedTransport(self.guard, lambda: self.ledger, principal, token=token)
+
+    def finish(self, settings: SuiteSettings, target: Target) -> None:
+        """Remove what the run created, newest first (or keep it under --no-cleanup)."""
+        self.guard.active = False
+        where = self.ledger.path
+        if settings.no_cleanup:
+            kept = self.ledger.keep()
+            self.ledger.release()
+            if kept:
+                self.cleanup = (
+                    f"--no-cleanup: kept the {kept} resources run {self.ledger.run_prefix} "
+                    f"created (listed in {where}); `pytest --sweep` removes them"
+                )
+            return
+        with cleanup_clients(settings, target) as clients:
+            self.left = self.ledger.clean_up(clients)
+        self.ledger.release()
+        removed = sum(1 for r in _records(where) if r.get("event") == "removed")
+        if removed or self.left:
+            self.cleanup = f"cleanup: removed {removed} resources run {self.ledger.run_prefix} "
+            self.cleanup += f"created (ledger {where})"
+        if self.left:
+            self.cleanup += f"; could not remove {len(self.left)}: " + "; ".join(self.left[:10])
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return ledger_module.read(path) if path.exists() else []
+
+
+@contextmanager
+def cleanup_clients(settings: SuiteSettings, target: Target) -> Iterator[dict[str, httpx.Client]]:
+    """Plain clients (no guard) of each principal the run holds a token of."""
+    tokens = {MAIN: target.token, ALT: target.alt_token}
+    clients = {
+        name: httpx.Client(
+            base_url=target.base_url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=settings.request_timeout,
+        )
+        for name, token in tokens.items()
+        if token
+    }
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def skip_writers(items: list[pytest.Item]) -> None:
+    """--read-only: skip what writes through clients the guard does not see (the property layer,
+    anything marked `writes`); the guard skips the rest at their first write."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        unguarded = "target" in names and not names & set(GUARDED_CLIENTS)
+        if item.get_closest_marker("writes") or unguarded:
+            item.add_marker(pytest.mark.skip(reason="read-only mode: this check writes"))
+
+
+def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    """Mask secrets in what pytest, JUnit and Allure show of a test: its exception, its longrepr,
+    its captured output."""
+    if call.excinfo is not None:
+        redact.exception(call.excinfo.value)
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        report.longrepr = (longrepr[0], longrepr[1], redact.text(str(longrepr[2])))
+    elif longrepr is not None:
+        text = str(longrepr)
+        masked = redact.text(text)
+        if masked != text:
+            report.longrepr = masked
+    report.sections = [(title, redact.text(content)) for title, content in report.sections]
+
+
+def stop_reason(state: dict[str, Any]) -> str:
+    """Why the run was stopped early (a harness error), if it was."""
+    session = state.get("safety")
+    return str(state.get("stopped") or (session.guard.stopped if session else ""))
+
+
+def summary(state: dict[str, Any]) -> list[str]:
+    """Lines for the end of the terminal output: cleanup, sweep, read-only breaches."""
+    lines = list(state["sweep"].lines) if "sweep" in state else []
+    session = state.get("safety")
+    if session is not None:
+        if session.guard.breaches:
+            lines.append(
+                "read-only mode: the target accepted writes expected to change nothing: "
+                + "; ".join(session.guard.breaches[:10])
+            )
+        if session.cleanup:
+            lines.append(session.cleanup)
+    return [redact.text(line) for line in lines]

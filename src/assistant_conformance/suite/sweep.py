@@ -1,0 +1,141 @@
+"""--sweep: remove what earlier runs against this target left behind.
+
+It deletes what the open ledgers of earlier runs list (and whose runs are over), and also the
+threads and conversations those runs marked with their prefix (metadata `conformance_run`, title)
+whose create never got an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from assistant_conformance.report import redact
+from assistant_conformance.report.model import EXIT_HARNESS
+from assistant_conformance.suite.ledger import (
+    LEDGER_DIR,
+    MAIN,
+    Entry,
+    Ledger,
+    now,
+    read,
+    remove_entries,
+)
+from assistant_conformance.suite.safety import cleanup_clients
+from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.target import HarnessError, Target, preflight
+
+
+@dataclass
+class SweepResult:
+    runs: list[str] = field(default_factory=list)  # run prefixes of the open ledgers swept
+    removed: int = 0
+    left: list[str] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)  # runs still going: their ledgers are locked
+
+
+def open_entries(records: list[dict[str, Any]]) -> tuple[list[Entry], bool]:
+    """What a ledger lists as created and not removed; and whether a create went unanswered."""
+    entries: dict[int, Entry] = {}
+    intents: set[int] = set()
+    for r in records:
+        seq = r.get("seq", 0)
+        if r.get("event") == "intent":
+            intents.add(seq)
+        elif r.get("event") == "created":
+            d = r["delete"]
+            principal = r.get("principal", MAIN)
+            entries[seq] = Entry(seq, principal, d["method"], d["path"], d.get("json"))
+            intents.discard(seq)
+        elif r.get("event") in ("failed", "expires", "no-id"):
+            intents.discard(seq)
+        elif r.get("event") == "removed":
+            entries.pop(seq, None)
+    return list(entries.values()), bool(intents)
+
+
+def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Client]) -> SweepResult:
+    """Remove what earlier runs against `target` recorded and left; close their ledgers."""
+    result = SweepResult()
+    for path in sorted((directory / LEDGER_DIR).glob("conformance-*.jsonl")):
+        records = read(path)
+        head = records[0] if records else {}
+        if head.get("target") != redact.text(target) or records[-1].get("event") == "closed":
+            continue
+        run = str(head.get("run", path.stem))
+        earlier = Ledger(directory / LEDGER_DIR, target, run)
+        if not earlier.hold():
+            result.live.append(run)
+            continue
+        entries, unanswered = open_entries(records)
+        if unanswered:
+            entries += _marked(run, clients, earlier._next)
+        left = remove_entries(entries, clients, earlier._write)
+        result.runs.append(run)
+        result.removed += len(entries) - len(left)
+        result.left += [f"{run}: {line}" for line in left]
+        earlier._write({"event": "closed", "left": left, "swept": now()})
+        earlier.release()
+    return result
+
+
+def _marked(prefix: str, clients: Mapping[str, httpx.Client], next_seq: Any) -> list[Entry]:
+    """Threads and conversations carrying exactly this run's prefix (checked on each answer,
+    whatever the search did with the filter): what a create left without an answer."""
+    found: list[Entry] = []
+    for principal, client in clients.items():
+        search = {"metadata": {"conformance_run": prefix}, "limit": 1000}
+        for t in _items(client, "/api/ai/threads/search", search):
+            if (t.get("metadata") or {}).get("conformance_run") == prefix and t.get("thread_id"):
+                path = f"/api/ai/threads/{quote(str(t['thread_id']), safe='')}"
+                found.append(Entry(next_seq(), principal, "DELETE", path))
+        search = {"title": prefix, "take": 1000}
+        for c in _items(client, "/api/ai/conversations/search", search):
+            if str(c.get("title") or "").startswith(prefix) and c.get("id"):
+                path = f"/api/ai/conversations/{quote(str(c['id']), safe='')}"
+                found.append(Entry(next_seq(), principal, "DELETE", path))
+    return found
+
+
+def _items(client: httpx.Client, path: str, search: dict[str, Any]) -> list[dict[str, Any]]:
+    try:
+        body = client.post(path, json=search).json()
+    except (httpx.HTTPError, ValueError):
+        return []
+    if isinstance(body, dict):
+        body = body.get("items")
+    return [i for i in body or [] if isinstance(i, dict)] if isinstance(body, list) else []
+
+
+@dataclass
+class SweepOutcome:
+    exit_status: int
+    lines: list[str]
+
+
+def sweep(settings: SuiteSettings) -> SweepOutcome:
+    """--sweep: remove what earlier runs against this target recorded and left behind."""
+    if not settings.base_url:
+        return SweepOutcome(0, ["sweep: nothing to do, the embedded reference starts empty"])
+    assert settings.token is not None  # validated with the options
+    target = Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
+    redact.register(target.token, "ASSISTANT_API_TOKEN")
+    redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
+    try:
+        preflight(target, settings.request_timeout)
+    except HarnessError as exc:
+        return SweepOutcome(EXIT_HARNESS, [f"harness error: {redact.text(str(exc))}"])
+    with cleanup_clients(settings, target) as clients:
+        result = sweep_ledgers(settings.report_dir, target.base_url, clients)
+    lines = [
+        f"sweep: {len(result.runs)} earlier runs with resources left "
+        f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
+    ]
+    lines += [f"  could not remove: {line}" for line in result.left]
+    lines += [f"  left alone: run {run} is still going" for run in result.live]
+    return SweepOutcome(EXIT_HARNESS if result.left else 0, lines)
