@@ -9,7 +9,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from assistant_conformance.proof import killtable
+from assistant_conformance.proof import killreport, killtable
 
 REPORT_DIR = killtable.ROOT / "reports"
 
@@ -19,6 +19,6 @@ def outcomes() -> dict[str, killtable.Outcome]:
     workdir = Path(tempfile.mkdtemp(prefix="killtable-"))
     jobs, started = killtable.default_jobs(), time.monotonic()
     done = killtable.run_all(killtable.cases(), workdir, jobs)
-    killtable.write(done, REPORT_DIR, time.monotonic() - started, jobs)
-    print(f"\n{killtable.text(done)}\n(table in {REPORT_DIR / 'killtable.md'})")
+    killreport.write(done, REPORT_DIR, time.monotonic() - started, jobs)
+    print(f"\n{killreport.text(done)}\n(table in {REPORT_DIR / 'killtable.md'})")
     return {o.case.name: o for o in done}

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from assistant_conformance.reference import embedded
-from assistant_conformance.suite.flows.operations import Operation, by_id, operations
+from assistant_conformance.suite.openapi import Operation, by_id, operations
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN_A, TOKEN_B = "auth-table-token-a", "auth-table-token-b"
@@ -48,6 +48,7 @@ def _auth_module() -> Any:
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses resolve their annotations through it
     spec.loader.exec_module(module)
     return module
 

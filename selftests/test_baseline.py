@@ -14,7 +14,7 @@ from assistant_conformance.reference import embedded
 from assistant_conformance.report import baseline
 from assistant_conformance.report.baseline import BaselineError
 from assistant_conformance.report.catalogue import load
-from assistant_conformance.report.model import FAIL, WARN, Finding, TestResult
+from assistant_conformance.report.model import FAIL, PASS, WARN, Finding, TestResult
 from assistant_conformance.report.model import Run as SuiteRun
 from assistant_conformance.report.verdicts import build
 
@@ -25,9 +25,8 @@ def _build(entries: dict[str, baseline.Entry], *tests: TestResult) -> SuiteRun:
     return build(load(), list(tests), info={}, capabilities={}, baseline=entries, today=TODAY)
 
 
-def _test(rid: str, verdict: str | None) -> TestResult:
-    found = [Finding(rid, verdict, "x", "y")] if verdict else []
-    return TestResult(f"test_{rid}", [rid], "passed", found)
+def _test(rid: str, verdict: str) -> TestResult:
+    return TestResult(f"test_{rid}", [rid], "passed", [Finding(rid, verdict, "x", "y")])
 
 
 def test_listed_failure_is_known_and_passes_the_gate() -> None:
@@ -45,7 +44,7 @@ def test_listed_warning_is_known_too() -> None:
 
 
 def test_entry_that_now_passes_is_stale() -> None:
-    run = _build({"THR-STATUS": baseline.Entry("THR-STATUS", "r")}, _test("THR-STATUS", None))
+    run = _build({"THR-STATUS": baseline.Entry("THR-STATUS", "r")}, _test("THR-STATUS", PASS))
     assert run.requirements["THR-STATUS"].verdict == "pass"
     assert run.gate.exit_status == 1
     assert run.gate.problems == [
@@ -63,7 +62,7 @@ def test_expired_entry_is_stale_and_the_failure_counts() -> None:
 
 
 def test_entry_not_exercised_changes_nothing() -> None:
-    run = _build({"THR-STATUS": baseline.Entry("THR-STATUS", "r")}, _test("AUTH-401", None))
+    run = _build({"THR-STATUS": baseline.Entry("THR-STATUS", "r")}, _test("AUTH-401", PASS))
     assert run.baseline[0].status == "not exercised"
     assert run.gate.exit_status == 0
 

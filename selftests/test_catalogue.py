@@ -78,6 +78,30 @@ def test_every_operation_has_a_status_requirement():
     assert named == operation_ids()
 
 
+INTERFACE = re.sub(
+    r"\s+", " ", (CATALOGUE_PATH.parent / "interface.md").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize(
+    "req", [r for r in RAW["requirements"] if r["level"] == "MUST"], ids=lambda r: r["id"]
+)
+def test_every_must_quotes_the_document_verbatim(req):
+    """A MUST rests on what the document states: its quote is found, word for word, in it."""
+    assert req.get("quote"), "a MUST names the sentence or table row it rests on"
+    for words in req["quote"]:
+        assert re.sub(r"\s+", " ", words) in INTERFACE, words
+
+
+def test_rejecting_bad_input_is_should():
+    """The document shows no error behaviour (section 7): no rejection is a MUST."""
+    for req in load().requirements.values():
+        if "with a 4xx" in req.statement or req.statement.startswith(
+            ("Bulk rejects", "Process rejects")
+        ):
+            assert req.level == "SHOULD", req.id
+
+
 def test_interpretations_are_not_must():
     """A requirement the suite only interprets cannot be a MUST: the document does not state it."""
     for req in load().requirements.values():

@@ -22,9 +22,9 @@ import requests
 from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.suite import property as prop
-from assistant_conformance.suite.flows.operations import operations
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger, read
+from assistant_conformance.suite.openapi import operations
 from assistant_conformance.suite.property.cases import plausible_kb_body
 from assistant_conformance.suite.property.scope import requirements
 

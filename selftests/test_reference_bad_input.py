@@ -213,3 +213,35 @@ def test_upload_never_writes_outside_its_storage_folder(
     else:
         assert new == set()
     assert server.process.poll() is None
+
+
+NON_FINITE = (b"1e999", b"-1e999", b"NaN", b"Infinity", b"-Infinity")
+
+
+def valid_but_for_one_number(ids: dict[str, str]) -> list[tuple[str, str, bytes]]:
+    """Bodies accepted as they are, with X where a number goes: only X can make them refused."""
+    t = ids["thread"]
+    return [
+        ("POST", f"{API}/threads", b'{"metadata": {"x": X}}'),
+        ("PATCH", f"{API}/threads/{t}", b'{"metadata": {"x": X}}'),
+        ("POST", f"{API}/threads/{t}/state", b'{"values": {"x": X}}'),
+        ("PUT", f"{API}/store/items", b'{"namespace": ["n"], "key": "k", "value": {"x": X}}'),
+        ("POST", f"{API}/conversations", b'{"title": "t", "options": {"x": X}}'),
+    ]
+
+
+def test_numbers_json_cannot_carry_back_are_refused(
+    server: embedded.RunningServer, api: httpx.Client, ids: dict[str, str]
+) -> None:
+    stored = dump(server.db_path)
+    json_header = {"Content-Type": "application/json"}
+    for method, path, template in valid_but_for_one_number(ids):
+        for number in NON_FINITE:
+            response = api.request(method, path, content=template.replace(b"X", number),
+                                   headers=json_header)  # fmt: skip
+            expect_json_4xx(response)
+    assert dump(server.db_path) == stored
+    for method, path, template in valid_but_for_one_number(ids)[:1]:  # the control: 1 is taken
+        created = api.request(method, path, content=template.replace(b"X", b"1"),
+                              headers=json_header)  # fmt: skip
+        assert created.is_success, created.text

@@ -84,7 +84,7 @@ def test_chatkit_session_rejects_bad_lifetimes(client, expires_after):
 def test_chatkit_secret_acts_as_its_creator_until_it_expires(client, client_b, reference_server):
     mine = client.post("/api/ai/conversations", json={"title": "mine"}).json()
     theirs = client_b.post("/api/ai/conversations", json={"title": "theirs"}).json()
-    secret = client.post("/api/ai/v1/chatkit/sessions", json={"expires_after": 1}).json()
+    secret = client.post("/api/ai/v1/chatkit/sessions", json={"expires_after": 3}).json()
     headers = {"Authorization": f"Bearer {secret['client_secret']}"}
     with httpx.Client(base_url=reference_server.base_url, headers=headers) as as_secret:
         assert as_secret.get(f"/api/ai/conversations/{mine['id']}").json()["title"] == "mine"

@@ -213,7 +213,10 @@ def test_group_with_one_live_operation_is_supported() -> None:
 
 
 def _all_passing(*unsupported: str) -> model.Run:
-    tests = [model.TestResult(f"t::{rid}", [rid], "passed", []) for rid in load().requirements]
+    tests = [
+        model.TestResult(f"t::{rid}", [rid], "passed", [Finding(rid, model.PASS)])
+        for rid in load().requirements
+    ]
     caps = {g: capabilities.GroupStatus("unsupported", "detected") for g in unsupported}
     return verdicts.build(load(), tests, info={}, capabilities=caps, baseline={})
 
@@ -231,7 +234,10 @@ def test_a_failing_core_requirement_leaves_no_level() -> None:
     run = verdicts.build(
         load(),
         [model.TestResult("t", ["THR-STATUS"], "passed", [Finding("THR-STATUS", "fail")])]
-        + [model.TestResult(f"t::{r}", [r], "passed", []) for r in load().requirements],
+        + [
+            model.TestResult(f"t::{r}", [r], "passed", [Finding(r, model.PASS)])
+            for r in load().requirements
+        ],
         info={},
         capabilities={},
         baseline={},

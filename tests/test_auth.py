@@ -17,14 +17,17 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
 from assistant_conformance.suite import sse
+from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.findings import expect
 from assistant_conformance.suite.flows import is_success, json_of
+from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import (
     Resources,
     Unavailable,
@@ -32,7 +35,8 @@ from assistant_conformance.suite.flows.auth import (
     created_path,
     track_created,
 )
-from assistant_conformance.suite.flows.operations import (
+from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.openapi import (
     MARKER_KEY,
     Operation,
     basic_credential,
@@ -40,7 +44,6 @@ from assistant_conformance.suite.flows.operations import (
     operations,
     send,
 )
-from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import Target
 
@@ -133,9 +136,11 @@ def clients(target: Target, suite_settings: SuiteSettings) -> Iterator[dict[str,
 
 
 @pytest.fixture(scope="module")
-def owned(api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings) -> Resources:
+def owned(
+    api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings, agent: Agent
+) -> Resources:
     """Resources of the main principal, created on first need."""
-    return Resources(api, ledger, suite_settings.process_timeout)
+    return Resources(api, ledger, suite_settings.process_timeout, agent)
 
 
 def _real(owned: Resources, op: Operation) -> Any:
@@ -237,21 +242,54 @@ def test_last_event_id_is_not_a_credential(
 def test_other_principal_cannot_reach(
     op: Operation, alt_api: httpx.Client, owned: Resources
 ) -> None:
+    """Another principal's resource is invisible: it is answered as an id that does not exist is
+    (what that answer should be is ROBUST-UNKNOWN-ID-404's), and nothing of it shows or changes."""
     real = _real(owned, op)
     before = owned.snapshot(op, real.ids)
-    response = send(alt_api, op, **op.request(real.ids, owned.marker, real.extra))
-    if (made := created_path(op, response)) is not None:
+    foreign = _reach(alt_api, op, op.request(real.ids, owned.marker, real.extra))
+    made = (
+        created_path(op, foreign.evidence) if isinstance(foreign.evidence, httpx.Response) else None
+    )
+    if made is not None:
         alt_api.delete(made)  # a copy the other principal made: only it can remove it
+    unknown = _reach(alt_api, op, op.request({}, owned.marker, real.extra))
+    shown = [v for v in real.ids.values() if v in foreign.text]
     expect(
         ISOLATION,
-        response.status_code in (403, 404),
-        "HTTP 404 (or 403): the resource belongs to another principal",
-        response,
-        response,
+        foreign.status in (403, 404) or (foreign.signature == unknown.signature and not shown),
+        f"answered as an unknown id is ({unknown.signature}), or 404/403, showing nothing of it",
+        foreign.signature + (f", showing {shown}" if shown else ""),
+        foreign.evidence,
     )
     diff = changes(before, owned.snapshot(op, real.ids, after=True))
-    expect(
-        ISOLATION, not diff, "the resource reads the same to its owner afterwards", diff, response
+    expect(ISOLATION, not diff, "the resource reads the same to its owner after", diff)
+
+
+@dataclass
+class Reached:
+    evidence: httpx.Response | Exchange
+    status: int
+    text: str  # a 2xx body, or the events a stream sent (a few, within a short deadline)
+    signature: str  # what tells two answers apart: the status; for a stream, how many events
+
+
+def _reach(client: httpx.Client, op: Operation, args: dict[str, Any]) -> Reached:
+    if not op.streaming:
+        response = send(client, op, **args)
+        text = response.text if is_success(response) else ""
+        return Reached(response, response.status_code, text, f"HTTP {response.status_code}")
+    read = sse.read_stream(
+        client,
+        op.method,
+        args["url"],
+        deadline=STREAM_DEADLINE,
+        max_events=3,
+        headers=args.get("headers"),
+        json_body=args.get("json"),
+    )
+    text = " ".join(f"{e.event} {e.data}" for e in read.events)
+    return Reached(
+        read.exchange, read.status, text, f"HTTP {read.status}, {len(read.events)} events"
     )
 
 

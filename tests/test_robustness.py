@@ -4,7 +4,9 @@
   resources) a random child in a real parent: 404, with a JSON body;
 - every operation with a JSON body, sent a handful of malformed bodies: a 4xx with a JSON body,
   never a 5xx, never accepted.
-Operations and their parameters come from spec/openapi.yaml (flows/operations.py).
+Each is judged against a control: the same operation on real ids with a valid body, accepted in
+the same test (a 404 from an operation the target lacks says nothing about unknown ids).
+Operations and their parameters come from spec/openapi.yaml (suite/openapi.py).
 """
 
 from __future__ import annotations
@@ -15,11 +17,17 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite.findings import expect
+from assistant_conformance.suite.findings import (
+    expect,
+    expect_rejected,
+    not_judged,
+    refused_control,
+)
 from assistant_conformance.suite.flows import is_client_error, json_of
-from assistant_conformance.suite.flows.auth import RUN_INPUT, Resources, Unavailable, track_created
-from assistant_conformance.suite.flows.operations import Operation, operations, sample, send
+from assistant_conformance.suite.flows.agent import Agent
+from assistant_conformance.suite.flows.auth import Real, Resources, Unavailable, track_created
 from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.openapi import Operation, operations, placeholder, sample, send
 from assistant_conformance.suite.settings import SuiteSettings
 
 UNKNOWN, ERROR_JSON = "ROBUST-UNKNOWN-ID-404", "ROBUST-ERROR-JSON"
@@ -52,15 +60,17 @@ NESTED = [op for op in BY_ID if len(op.path_params) > 1]
 
 
 @pytest.fixture(scope="module")
-def owned(api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings) -> Resources:
-    return Resources(api, ledger, suite_settings.process_timeout)
+def owned(
+    api: httpx.Client, ledger: Ledger, suite_settings: SuiteSettings, agent: Agent
+) -> Resources:
+    return Resources(api, ledger, suite_settings.process_timeout, agent)
 
 
-def _real(owned: Resources, op: Operation, **kwargs: Any) -> Any:
+def _real(owned: Resources, op: Operation, isolated: bool = False) -> Real:
     try:
-        return owned.real(op, **kwargs)
+        return owned.isolated(op) if isolated else owned.real(op)
     except Unavailable as exc:
-        pytest.skip(str(exc))
+        pytest.skip(f"not judged: {exc}")
 
 
 def _expect_json_error(response: httpx.Response) -> None:
@@ -74,35 +84,45 @@ def _expect_json_error(response: httpx.Response) -> None:
         )
 
 
-def _expect_404(
-    op: Operation, owned: Resources, ids: dict[str, str], extra: dict[str, Any]
-) -> None:
-    response = send(owned.api, op, **op.request(ids, owned.marker, extra))
+def _unknown(op: Operation, ids: dict[str, str]) -> tuple[dict[str, str], str]:
+    """`ids` with every parameter it lacks set to a random id; and the unknown ones as sent."""
+    sent = {p: ids.get(op.key(p)) or placeholder() for p in op.path_params}
+    unknown = [f"{p} {v!r}" for p, v in sent.items() if op.key(p) not in ids]
+    return {op.key(p): v for p, v in sent.items()}, " and ".join(unknown)
+
+
+def _expect_404(op: Operation, owned: Resources, real: Real, keep: tuple[str, ...]) -> None:
+    """An unknown id answers 404, judged where the same operation on real ids was accepted."""
+    control = send(owned.api, op, **op.request(real.ids, owned.marker, real.extra))
+    known = {k: v for k, v in real.ids.items() if k in keep}
+    ids, unknown = _unknown(op, known)
+    response = send(owned.api, op, **op.request(ids, owned.marker, real.extra))
+    _expect_json_error(response)
+    why = refused_control(control)
+    if why is not None:
+        not_judged(UNKNOWN, f"not judged: {why}")
+        return
     expect(
         UNKNOWN,
         response.status_code == 404,
-        f"HTTP 404: {op.target} {op.url(ids).rsplit('/', 1)[-1]!r} does not exist",
+        f"HTTP 404: no resource has {unknown}",
         response,
         response,
     )
-    _expect_json_error(response)
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.label) for op in BY_ID])
 @pytest.mark.req(UNKNOWN, ERROR_JSON)
 def test_unknown_identifier_answers_404(op: Operation, owned: Resources) -> None:
-    # Valid body values (a real assistant, a run input), so only the identifier is wrong.
-    extra: dict[str, Any] = {"input": RUN_INPUT}
-    if (assistant := owned.assistant_id()) is not None:
-        extra["assistant_id"] = assistant
-    _expect_404(op, owned, {}, extra)
+    # The control: the same request on real ids (a fresh one for a delete) is accepted.
+    _expect_404(op, owned, _real(owned, op, isolated=True), keep=())
 
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=op.label) for op in NESTED])
 @pytest.mark.req(UNKNOWN, ERROR_JSON)
 def test_unknown_child_of_a_real_parent_answers_404(op: Operation, owned: Resources) -> None:
-    real = _real(owned, op, keep_last=False)
-    _expect_404(op, owned, real.ids, real.extra)
+    real = _real(owned, op, isolated=True)
+    _expect_404(op, owned, real, keep=op.keys[:-1])
 
 
 @pytest.mark.parametrize(
@@ -119,8 +139,13 @@ def test_malformed_body_is_refused(
     headers = {**args.pop("headers", {}), "Content-Type": "application/json"}
     response = send(owned.api, op, **args, headers=headers, content=BAD_BODIES[body](op))
     track_created(ledger, op, response)
-    expect(NO_5XX, response.status_code < 500, "no 5xx for a malformed body", response, response)
-    expect(
-        BAD_INPUT, is_client_error(response), f"HTTP 4xx: the body is {body}", response, response
-    )
     _expect_json_error(response)
+    if response.status_code >= 500:  # a 5xx is a finding whatever the operation does otherwise
+        expect(NO_5XX, False, f"no 5xx for a {body} body", response, response)
+        return
+    control = send(owned.api, op, **op.request(real.ids, owned.marker, real.extra))
+    track_created(ledger, op, control)
+    if expect_rejected(BAD_INPUT, response, f"a {body} body", control) is not None:
+        expect(NO_5XX, True, f"no 5xx for a {body} body")
+    else:
+        not_judged(NO_5XX, f"not judged: {refused_control(control)}")

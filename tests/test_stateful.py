@@ -24,11 +24,12 @@ AREAS = [
 ]
 
 
+@pytest.mark.writes  # every chain starts with a create
 @pytest.mark.parametrize("area", AREAS)
-def test_state_machine(area: str, target, suite_settings, run_safety) -> None:
+def test_state_machine(area: str, target, suite_settings, run_safety, agent) -> None:
     with requests.Session() as session:
         runner = prop.Runner.for_run(target, suite_settings, session, run_safety)
         seed, examples = suite_settings.seed, suite_settings.examples
-        scenarios = prop.run_state_machine(runner, area, seed, examples, STEPS)
+        scenarios = prop.run_state_machine(runner, area, seed, examples, STEPS, agent)
         withheld = f", {len(runner.withheld)} steps withheld (owned data only)"
         print(f"{area}: {scenarios} scenarios, {runner.sent} requests" + withheld)

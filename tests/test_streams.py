@@ -43,9 +43,9 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
     "RUN-STREAM-ENDS",
     "RUN-STREAM-AGREES",
 )
-def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, ledger, suite_settings):
+def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
-    body = flow.run_body(api, ledger, STREAM_WORDS)
+    body = flow.run_body(agent, ledger, STREAM_WORDS)
     started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout)
     read = started.read
     flow.check_event_ids(read.events, "the POST stream", read.exchange)
@@ -110,12 +110,15 @@ def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], re
     "RUN-JOIN-RESUME",
     "RUN-JOIN-REPLAY",
 )
-def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(api, ledger, suite_settings):
+def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
+    api, agent, ledger, suite_settings
+):
     thread_id = flow.create_thread(api, ledger)
     drop = drop_point(suite_settings.seed, "join", 2, RESUME_WORDS - 20)
-    body = flow.run_body(api, ledger, RESUME_WORDS)
+    body = flow.run_body(agent, ledger, RESUME_WORDS)
     started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
     first, run_id = started.read, started.run_id
+    flow.need_events(first, 2, "resuming a join after some of them")
     # A stream that ended before the drop point is resumed from its middle instead.
     seen = first.events if first.cut else first.events[: max(1, len(first.events) // 2)]
     last_id = seen[-1].id if seen else ""
@@ -149,14 +152,22 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(api, ledge
         joined.exchange,
     )
     if replay_ok:  # the replay is the truth the resumed part is measured against
-        rest = full.events[len(seen) :]
-        findings.expect(
-            "RUN-JOIN-RESUME",
-            flow.keys(joined.events) == flow.keys(rest),
-            f"exactly the events after {last_id!r}: {flow.shown(rest)} ({where})",
-            flow.shown(joined.events),
-            joined.exchange,
+        expected, got = full.events[len(seen) :], joined.events
+        truth = f"exactly the events after {last_id!r}: {flow.shown(expected)} ({where})"
+    else:  # no replay: one join from the first event received sends the same, after it
+        since = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": seen[0].id})
+        expected, got = since.events, [*seen[1:], *joined.events]
+        truth = (
+            f"after {seen[0].id!r}, the events received then those of the join, as one join "
+            f"from {seen[0].id!r} sends them: {flow.shown(expected)} ({where}; no replay)"
         )
+    findings.expect(
+        "RUN-JOIN-RESUME",
+        flow.keys(got) == flow.keys(expected),
+        truth,
+        flow.shown(got),
+        joined.exchange,
+    )
 
 
 def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
@@ -198,12 +209,13 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
     "RUN-STREAM-RESUME",
     "RUN-JOIN-REPLAY",
 )
-def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, suite_settings):
+def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
-    body = flow.run_body(api, ledger, STREAM_WORDS)
+    body = flow.run_body(agent, ledger, STREAM_WORDS)
     drop = drop_point(suite_settings.seed, "post", 1, STREAM_WORDS)
     started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
     first, first_run = started.read, started.run_id
+    flow.need_events(first, 2, "resuming a POST stream from one of them")
     last_id = first.events[-1].id if first.events else ""
     findings.require(
         "RUN-STREAM-EVENT-IDS",
@@ -225,17 +237,44 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, sui
     flow.check_event_ids(resumed.events, "the resumed POST stream", resumed.exchange)
     flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
-    findings.expect(
+    replayed = findings.expect(
         "RUN-JOIN-REPLAY",
-        full.closed_by_server and set(flow.keys(resumed.events)) <= set(flow.keys(full.events)),
+        full.closed_by_server
+        and bool(full.events)
+        and set(flow.keys(resumed.events)) <= set(flow.keys(full.events)),
         "the replay of the new run holds every event its POST stream sent",
         flow.shown(full.events),
         full.exchange,
     )
-    ids = [e.id for e in full.events]
     where = f"last-event-id {last_id!r} (seed {suite_settings.seed})"
+    if replayed:
+        check_resumed_against_replay(resumed, full.events, last_id, where)
+        return
+    # No replay to measure against: a join of the new run with the same last-event-id sends, by
+    # the document's one definition of resumption, the same events the POST had to send.
+    joined = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": last_id})
+    if not (joined.closed_by_server and joined.events):
+        findings.not_judged(
+            "RUN-STREAM-RESUME",
+            "not judged: RUN-JOIN-REPLAY failed (no replay of the new run) and a join with "
+            f"{where} sent {len(joined.events)} events: nothing to measure the POST stream by",
+        )
+        return
+    findings.expect(
+        "RUN-STREAM-RESUME",
+        flow.keys(resumed.events) == flow.keys(joined.events),
+        f"the events a join of the new run with {where} sends: {flow.shown(joined.events)}",
+        flow.shown(resumed.events),
+        resumed.exchange,
+    )
+
+
+def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, where: str) -> None:
+    """RUN-STREAM-RESUME measured by the new run's replay: exactly its events after `last_id`, or
+    (an id that is none of its ids) an unbroken tail of them."""
+    ids = [e.id for e in events]
     if last_id in ids:
-        expected = full.events[ids.index(last_id) + 1 :]
+        expected = events[ids.index(last_id) + 1 :]
         findings.expect(
             "RUN-STREAM-RESUME",
             flow.keys(resumed.events) == flow.keys(expected),
@@ -243,12 +282,12 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, ledger, sui
             flow.shown(resumed.events),
             resumed.exchange,
         )
-    else:
-        tail = full.events[len(full.events) - len(resumed.events) :] if resumed.events else []
-        findings.expect(
-            "RUN-STREAM-RESUME",
-            bool(resumed.events) and flow.keys(resumed.events) == flow.keys(tail),
-            f"an unbroken tail of the new run's events ({where} is none of its ids)",
-            flow.shown(resumed.events),
-            resumed.exchange,
-        )
+        return
+    tail = events[len(events) - len(resumed.events) :] if resumed.events else []
+    findings.expect(
+        "RUN-STREAM-RESUME",
+        bool(resumed.events) and flow.keys(resumed.events) == flow.keys(tail),
+        f"an unbroken tail of the new run's events ({where} is none of its ids)",
+        flow.shown(resumed.events),
+        resumed.exchange,
+    )

@@ -15,22 +15,14 @@ import pytest
 from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import json_of, mismatches
 from assistant_conformance.suite.flows import runs as flow
-
-
-def thread_path(thread_id: str, tail: str = "") -> str:
-    return f"{flow.THREADS}/{thread_id}{tail}"
-
-
-def write_state(api, thread_id: str, values: dict[str, Any]) -> None:
-    response = api.post(thread_path(thread_id, "/state"), json={"values": values})
-    findings.require_success("THR-STATUS", response, 201)
-
-
-def read_values(api, thread_id: str) -> Any:
-    response = api.get(thread_path(thread_id, "/state"))
-    findings.require_success("THR-STATUS", response, 200)
-    body = json_of(response)
-    return body.get("values") if isinstance(body, dict) else None
+from assistant_conformance.suite.flows.threads import (
+    differences,
+    holds,
+    read_values,
+    state_values,
+    thread_path,
+    write_state,
+)
 
 
 def history(api, thread_id: str) -> list[Any]:
@@ -76,41 +68,51 @@ def test_patched_metadata_is_in_the_thread_read_afterwards(api, ledger):
 
 
 @pytest.mark.req("THR-STATUS", "THR-STATE-PERSISTS")
-def test_state_written_is_the_state_read(api, ledger):
+def test_state_written_is_the_state_read(api, agent, ledger):
     thread_id = flow.create_thread(api, ledger)
-    values = {"note": f"state-{secrets.token_hex(4)}", "numbers": [1, 2, 3]}
-    write_state(api, thread_id, values)
+    values = state_values(agent, f"state-{secrets.token_hex(4)}")
+    write_state(api, agent, ledger, thread_id, values)
     got = read_values(api, thread_id)
-    findings.expect(
-        "THR-STATE-PERSISTS", not mismatches(values, got), f"values holding {values}", got
-    )
+    wrong = differences(values, got)
+    findings.expect("THR-STATE-PERSISTS", not wrong, f"values holding {values}", wrong or got)
 
 
 @pytest.mark.req("THR-STATUS", "THR-HISTORY-ORDERED")
-def test_history_grows_with_each_write_newest_first(api, ledger):
+def test_history_grows_with_each_write_newest_first(api, agent, ledger):
     thread_id = flow.create_thread(api, ledger)
+    markers = [f"step-{step}-{secrets.token_hex(3)}" for step in (1, 2, 3)]
+    write_state(api, agent, ledger, thread_id, state_values(agent, markers[0]))
     before = len(history(api, thread_id))
     sizes = []
-    for step in (1, 2, 3):
-        write_state(api, thread_id, {"step": step})
+    for marker in markers[1:]:
+        write_state(api, agent, ledger, thread_id, state_values(agent, marker))
         sizes.append(len(history(api, thread_id)))
     findings.expect(
         "THR-HISTORY-ORDERED",
-        sizes == [before + 1, before + 2, before + 3],
+        sizes == [before + 1, before + 2],
         f"one more state per write after {before}",
         sizes,
     )
-    entries = history(api, thread_id)
-    steps = [
-        (e.get("values") or {}).get("step") if isinstance(e, dict) else None for e in entries[:3]
-    ]
-    findings.expect("THR-HISTORY-ORDERED", steps == [3, 2, 1], "newest first: steps 3, 2, 1", steps)
+    entries = history(api, thread_id)[:3]
+    newest = [_latest(e, markers) for e in entries]
+    findings.expect(
+        "THR-HISTORY-ORDERED", newest == [3, 2, 1], "newest first: writes 3, 2, 1", newest
+    )
+
+
+def _latest(entry: Any, markers: list[str]) -> int | None:
+    """Which write (1-based) is the newest whose marker a history entry's values hold."""
+    values = entry.get("values") if isinstance(entry, dict) else None
+    held = [i + 1 for i, marker in enumerate(markers) if holds(values, marker)]
+    return max(held) if held else None
 
 
 @pytest.mark.req("THR-STATUS", "THR-GET-CREATED", "THR-COPY-NEW-THREAD")
-def test_copy_is_a_new_thread_with_the_same_state(api, ledger):
+def test_copy_is_a_new_thread_with_the_same_state(api, agent, ledger):
     thread_id = flow.create_thread(api, ledger)
-    write_state(api, thread_id, {"copied": secrets.token_hex(4)})
+    write_state(
+        api, agent, ledger, thread_id, state_values(agent, f"copied-{secrets.token_hex(4)}")
+    )
     response = api.post(thread_path(thread_id, "/copy"))
     findings.require_success("THR-STATUS", response, 201)
     copy_id = (json_of(response) or {}).get("thread_id")

@@ -12,6 +12,7 @@ proof/langgraph/requirements.txt): its pins conflict with schemathesis'.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -78,11 +79,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_langgraph(tokens: list[str], workdir: Path, port: int = 0) -> ForeignServer:
-    """Serve proof/langgraph/ from a fresh copy in `workdir` (its in-memory data lands there)."""
+def start_langgraph(
+    tokens: list[str], workdir: Path, port: int = 0, graphs: tuple[str, ...] = ()
+) -> ForeignServer:
+    """Serve proof/langgraph/ from a fresh copy in `workdir` (its in-memory data lands there);
+    `graphs` keeps only the named graphs (default: all)."""
     binary = langgraph_binary()
     project = workdir / "langgraph"
     shutil.copytree(PROJECT, project, dirs_exist_ok=True)
+    if graphs:
+        config = json.loads((project / "langgraph.json").read_text(encoding="utf-8"))
+        config["graphs"] = {name: config["graphs"][name] for name in graphs}
+        (project / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
     port = port or free_port()
     env = {
         **os.environ,
@@ -118,11 +126,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--token", action="append", required=True, help="a principal's token")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--graph", action="append", default=[], help="serve only this graph")
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"langgraph-{os.getpid()}"
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        server = start_langgraph(args.token, workdir, args.port)
+        server = start_langgraph(args.token, workdir, args.port, tuple(args.graph))
     except ForeignStartError as exc:
         sys.exit(f"foreign: {exc}")
     print(server.base_url, flush=True)

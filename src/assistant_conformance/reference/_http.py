@@ -8,12 +8,12 @@ before parsing succeeds.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ._input import json_body
 from .errors import bad_request
 
 Doc = dict[str, Any]
@@ -26,50 +26,10 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
 
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON; stored, they would break every later JSON answer.
-    raise ValueError(f"{name} is not valid JSON")
-
-
-async def read_json(request: Request) -> Any:
-    """The parsed body, or None when it is absent or empty."""
-    raw = await request.body()
-    if not raw.strip():
-        return None
-    try:
-        data = json.loads(raw, parse_constant=_reject_constant)
-        # Lone surrogates parse but cannot be written back as UTF-8.
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except (ValueError, RecursionError, UnicodeError):
-        bad_request("body is not valid JSON")
-    if data is None:
-        bad_request("body must be a JSON object, not null (send no body for no options)")
-    if _depth(data) > MAX_DEPTH:
-        bad_request(f"body nests deeper than {MAX_DEPTH} levels")
-    return data
-
-
-MAX_DEPTH = 64  # keeps every later recursive walk (filters, JSON encoding) far from the limit
-
-
-def _depth(data: Any) -> int:
-    """Nesting depth of a JSON value, computed without recursion."""
-    deepest, pending = 0, [(data, 1)]
-    while pending:
-        value, level = pending.pop()
-        deepest = max(deepest, level)
-        if isinstance(value, dict):
-            pending.extend((v, level + 1) for v in value.values())
-        elif isinstance(value, list):
-            pending.extend((v, level + 1) for v in value)
-    return deepest
-
-
 async def parse_body(request: Request, model: type[M]) -> M:
-    """The body validated against `model`; absent and empty bodies count as `{}`."""
-    data = await read_json(request)
-    if data is None:
-        data = {}
+    """The body validated against `model`; absent and empty bodies count as `{}`. Parsed by the
+    one reader of request bodies (`_input.json_body`: strict JSON, finite numbers only)."""
+    data = await json_body(request, required=False)
     if not isinstance(data, dict):
         bad_request("body must be a JSON object")
     try:

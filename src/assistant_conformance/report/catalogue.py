@@ -22,6 +22,7 @@ class Requirement:
     statement: str
     section: str
     pending: bool = False
+    quote: tuple[str, ...] = ()  # for a MUST: the document's words it rests on
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def parse(data: dict) -> Catalogue:
             statement=entry["statement"],
             section=entry["id"].split("-", 1)[0],
             pending=entry.get("status") == "pending",
+            quote=tuple(entry.get("quote", ())),
         )
         if req.id in requirements:
             raise ValueError(f"duplicate requirement ID {req.id}")

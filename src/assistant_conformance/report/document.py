@@ -1,7 +1,8 @@
 """conformance.json: the whole run as data; every other report renders from the same dict.
 
-Its shape is fixed by report/schemas/conformance.schema.json (shipped with the package). Every string
-in it has passed through redact.text, so no report written from it carries a credential.
+Its shape is fixed by schemas/conformance.schema.json beside this module (shipped with the
+package). Every string in it has passed through redact.text, so no report written from it
+carries a credential.
 """
 
 from __future__ import annotations
@@ -61,6 +62,28 @@ def to_dict(run: Run) -> dict[str, Any]:
     return redacted(document)
 
 
+def runs_line(doc: dict[str, Any]) -> str | None:
+    """One line on the runs the suite started: with which assistant and input, and their cost;
+    or why no run was judged."""
+    runs = doc.get("runs")
+    if not runs:
+        return None
+    agent = runs.get("agent")
+    if agent is None:
+        return f"runs: {runs['started']} started; no check needed the agent"
+    if agent["problem"]:
+        return f"runs: not judged ({runs['started']} started): {agent['problem']}"
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(runs["statuses"].items())) or "none"
+    cost = f"{runs['total_seconds']:g} s in all"
+    if runs["longest_seconds"] is not None:
+        cost += f", the longest {runs['longest_seconds']:g} s"
+    return (
+        f"runs: {runs['started']} started with assistant {agent['name']} "
+        f"({agent['assistant_id']}, {agent['how']}), input {agent['input_shape']}; "
+        f"statuses {statuses}; {cost}"
+    )
+
+
 def _count(verdicts: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for verdict in verdicts:
@@ -70,7 +93,9 @@ def _count(verdicts: Any) -> dict[str, int]:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of conformance.json, as shipped in the package."""
-    text = resources.files("assistant_conformance").joinpath("report/schemas/conformance.schema.json")
+    text = resources.files("assistant_conformance.report").joinpath(
+        "schemas/conformance.schema.json"
+    )
     return json.loads(text.read_text(encoding="utf-8"))
 
 

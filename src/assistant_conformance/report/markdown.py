@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from assistant_conformance.report.document import runs_line
+
 MAX_ROWS = 60
 CELL = 160
 ICON = {"conformant": "✅", "conformant except known failures": "✅", "not conformant": "❌"}
@@ -32,6 +34,8 @@ def render(doc: dict[str, Any]) -> str:
         "|" + "---:|" * len(doc["totals"]),
         "| " + " | ".join(str(n) for n in doc["totals"].values()) + " |",
     ]
+    if (runs := runs_line(doc)) is not None:
+        lines += ["", cell(runs, 600)]
     if result["problems"]:
         why = "Why the gate failed" if result["exit_status"] else "Known failures (baseline)"
         lines += ["", f"**{why}:**"]

@@ -70,7 +70,7 @@ class GroupStatus:
 
 # How a test's body ended, for the requirements it names but recorded no finding on.
 OUTCOME_VERDICT = {
-    "passed": PASS,  # ran to its end: nothing contradicted them
+    "passed": SKIP,  # ran to its end but recorded nothing on it: not exercised, never a pass
     "blocked": SKIP,  # stopped by a failed require(): not reached
     "skipped": SKIP,
     "failed": ERROR,  # raised something that is not a finding: the suite cannot tell
@@ -101,6 +101,7 @@ class RequirementResult:
     reason: str = ""
     tests: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    repeats: int = 0  # findings like those kept, not listed
 
 
 @dataclass

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from assistant_conformance.report.document import runs_line
+
 MARK = {"fail": "x", "error": "E", "warn": "!", "known": "~"}
 COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "pass": "green"}
 ORDER = ("fail", "error", "warn", "known")
@@ -33,6 +35,8 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
     )
     tr.write_line(f"capability groups: {groups}")
     tr.write_line(f"certification level: {doc['certification']['level']}")
+    if (runs := runs_line(doc)) is not None:
+        tr.write_line(runs)
     totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
     tr.write_line(f"{sum(doc['totals'].values())} requirements: {totals}")
     result = doc["result"]
@@ -63,8 +67,9 @@ def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any]) -> None:
         curl = (first.get("evidence") or {}).get("curl")
         if curl:
             tr.write_line(f"       Reproduce: {_short(curl, 400)}")
-        if len(r["findings"]) > 1:
-            tr.write_line(f"       (+{len(r['findings']) - 1} more findings in the reports)")
+        more = len(r["findings"]) - 1 + r.get("repeats", 0)
+        if more:
+            tr.write_line(f"       (+{more} more findings in the reports)")
 
 
 def _short(text: str, limit: int = 240) -> str:

@@ -5,6 +5,7 @@ groups, the baseline, the certification level and the gate (exit status). Once p
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from assistant_conformance.report.baseline import Entry
@@ -28,6 +29,7 @@ from assistant_conformance.report.model import (
     WARN,
     BaselineStatus,
     Certification,
+    Finding,
     Gate,
     GroupStatus,
     RequirementResult,
@@ -43,6 +45,35 @@ def _verdict_of(test: TestResult, req_id: str) -> str:
     return OUTCOME_VERDICT.get(test.outcome, ERROR)
 
 
+NOT_EXERCISED = "not exercised: {} ran but recorded nothing on it"
+FINDINGS_KEPT = 10  # per requirement: distinct ones; the rest are counted
+_VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}|\d+(\.\d+)?")
+
+
+def _add_distinct(result: RequirementResult, finding: Finding) -> None:
+    """Keep the first few distinct findings of a requirement (the same failure seen on another
+    id or at another time is one finding, counted)."""
+    key = (finding.expected, _VARYING.sub("#", finding.actual)[:120])
+    known = [(f.expected, _VARYING.sub("#", f.actual)[:120]) for f in result.findings]
+    if key in known:
+        result.repeats += 1
+    elif len(result.findings) < FINDINGS_KEPT:
+        result.findings.append(finding)
+    else:
+        result.repeats += 1
+
+
+def _skip_reason(test: TestResult, rid: str) -> tuple[int, str]:
+    """Why a test did not judge `rid`, most telling first: what it said of `rid` itself, then why
+    it stopped or was skipped, then that it ran without looking at it."""
+    own = [f.actual for f in test.findings if f.requirement == rid and f.verdict == SKIP]
+    if own:
+        return 0, own[0]
+    if test.reason:
+        return 1, test.reason
+    return 2, NOT_EXERCISED.format(test.nodeid)
+
+
 def requirement_results(
     catalogue: Catalogue, tests: list[TestResult]
 ) -> dict[str, RequirementResult]:
@@ -51,22 +82,25 @@ def requirement_results(
         for rid, req in catalogue.requirements.items()
     }
     seen: dict[str, list[str]] = {}
+    reasons: dict[str, list[tuple[int, str]]] = {}
     for test in tests:
         for rid in test.requirements:
             result = results[rid]
             result.tests.append(test.nodeid)
             verdict = _verdict_of(test, rid)
             seen.setdefault(rid, []).append(verdict)
-            result.findings += [
-                f for f in test.findings if f.requirement == rid and f.verdict != PASS
-            ]
-            if verdict == SKIP and not result.reason:
-                result.reason = test.reason
+            for finding in test.findings:
+                if finding.requirement == rid and finding.verdict not in (PASS, SKIP):
+                    _add_distinct(result, finding)
+            if verdict == SKIP:
+                reasons.setdefault(rid, []).append(_skip_reason(test, rid))
             if verdict == ERROR and not result.reason:
                 result.reason = f"{test.nodeid}: {test.reason or 'the test broke'}"
     for rid, result in results.items():
         if rid in seen:
             result.verdict = min(seen[rid], key=SEVERITY.index)
+            if result.verdict == SKIP:
+                result.reason = min(reasons[rid])[1]
             if result.verdict not in (SKIP, ERROR):
                 result.reason = ""
         elif catalogue[rid].pending:

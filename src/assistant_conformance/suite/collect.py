@@ -34,7 +34,8 @@ def body_outcome(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tupl
         return "passed", ""
     if report.skipped:
         blocked = call.excinfo is not None and isinstance(call.excinfo.value, Blocked)
-        return ("blocked" if blocked else "skipped"), _skip_reason(report)
+        message = getattr(call.excinfo.value, "msg", None) if call.excinfo else None
+        return ("blocked" if blocked else "skipped"), str(message or _skip_reason(report))
     reason = call.excinfo.exconly().splitlines()[0][:300] if call.excinfo else "failed"
     return ("failed" if report.when == "call" else "error"), f"{report.when}: {reason}"
 

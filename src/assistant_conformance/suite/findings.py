@@ -4,18 +4,25 @@ Tests call `expect` (soft: record and go on) or `require` (record, and stop the 
 condition fails because nothing after it can be checked). The plugin turns the findings of a test
 into its outcome: a failed MUST (or any failed requirement under --strict-conformance) fails the
 test; a failed SHOULD is a warning.
+
+A pass rests on a behaviour seen: a requirement passes only where a test recorded it held. Where a
+test cannot judge one, it says why (`not_judged`): a rejection is judged only against a control
+request of the same operation that the target accepted (`expect_rejected`), and a test stopped by a
+failed requirement names that requirement for the rest.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
 import pytest
 
 from assistant_conformance.report.catalogue import load
-from assistant_conformance.report.model import FAIL, PASS, WARN, Finding
+from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
 from assistant_conformance.suite.exchange import Exchange, describe
+from assistant_conformance.suite.openapi import by_label, match_path
 
 
 @dataclass
@@ -25,6 +32,11 @@ class TestRecord:
     allowed: frozenset[str]
     strict: bool
     findings: list[Finding] = field(default_factory=list)
+    finalizers: list[Callable[[], None]] = field(default_factory=list)  # run as the test ends
+
+    def finish(self) -> None:
+        for finalize in self.finalizers:
+            finalize()
 
 
 class _State:
@@ -38,10 +50,15 @@ class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
     """A test cannot go on after a failed precondition; recorded findings decide its verdict."""
 
 
-def _record(req_id: str, ok: bool, expected: str, actual: object, response: object) -> Finding:
+def current() -> TestRecord:
     record = state.current
     if record is None:
-        raise RuntimeError("expect() called outside a conformance test")
+        raise RuntimeError("a finding recorded outside a conformance test")
+    return record
+
+
+def _record(req_id: str, ok: bool, expected: str, actual: object, response: object) -> Finding:
+    record = current()
     requirement = load()[req_id]
     if req_id not in record.allowed:
         raise RuntimeError(f"test checks {req_id} but does not name it in @pytest.mark.req")
@@ -72,10 +89,53 @@ def require(
 ) -> None:
     """Like expect, but a failed condition ends the test: what follows depends on it."""
     if not expect(req_id, ok, expected, actual, response):
-        raise Blocked(f"cannot continue: {req_id} not met ({expected})")
+        raise Blocked(f"not judged: {req_id} failed first (expected {expected})")
+
+
+def not_judged(req_id: str, reason: str) -> None:
+    """Record that this test could not judge `req_id`, and why (a skip, never a pass)."""
+    if req_id not in current().allowed:
+        raise RuntimeError(f"test checks {req_id} but does not name it in @pytest.mark.req")
+    current().findings.append(Finding(req_id, SKIP, "", describe(reason)))
+
+
+def operation_of(response: httpx.Response) -> str:
+    """`METHOD /path/{template}` of the request that got `response` (its path off the document)."""
+    request = response.request
+    found = match_path(request.url.path)
+    return f"{request.method} {found[0] if found else request.url.path}"
+
+
+def refused_control(control: httpx.Response | None) -> str | None:
+    """Why a control request proves nothing: None when the target accepted it (a 2xx)."""
+    if control is None:
+        return "no valid request of the operation was answered"
+    if 200 <= control.status_code < 300:
+        return None
+    return f"{operation_of(control)} answered {control.status_code} to a valid request"
+
+
+def expect_rejected(
+    req_id: str, response: httpx.Response, what: str, control: httpx.Response | None
+) -> bool | None:
+    """A 4xx for input that breaks the document, judged only where `control` (the same operation
+    with valid input, in this run) was accepted: a rejection proves nothing where the operation
+    refuses everything (or does not exist). None when not judged."""
+    why = refused_control(control)
+    if why is not None:
+        not_judged(req_id, f"not judged: {why}")
+        return None
+    ok = 400 <= response.status_code < 500
+    return expect(req_id, ok, f"{what}: HTTP 4xx", response, response)
 
 
 def expect_status(req_id: str, response: httpx.Response, *statuses: int) -> bool:
+    """The status expected. Where that is a success, a refusal (non-2xx) of a body the document
+    leaves unspecified is no finding: the suite sent its own reading of it (not judged)."""
+    success_wanted = all(200 <= s < 300 for s in statuses)
+    if success_wanted and not 200 <= response.status_code < 300 and guessed_body(response):
+        not_judged(req_id, f"not judged: {_refused_guess(response)}")
+        return False
     wanted = " or ".join(str(s) for s in statuses)
     return expect(req_id, response.status_code in statuses, f"HTTP {wanted}", response, response)
 
@@ -84,7 +144,29 @@ def require_success(req_id: str, response: httpx.Response, status: int) -> None:
     """Record the status requirement; go on after any 2xx (a 200 for a 201 is reported)."""
     expect_status(req_id, response, status)
     if not 200 <= response.status_code < 300:
-        raise Blocked(
-            f"cannot continue: {response.request.method} {response.request.url.path} "
-            f"answered {response.status_code}"
+        why = (
+            _refused_guess(response)
+            if guessed_body(response)
+            else f"{operation_of(response)} answered {response.status_code} to a valid request "
+            f"({req_id})"
         )
+        raise Blocked(f"not judged: {why}")
+
+
+def guessed_body(response: httpx.Response) -> bool:
+    """Whether the request carried a body the document leaves unspecified (the suite's reading)."""
+    request = response.request
+    found = match_path(request.url.path)
+    op = by_label().get(f"{request.method} {found[0]}") if found else None
+    try:
+        sent = bool(request.content)
+    except httpx.RequestNotRead:
+        sent = True
+    return op is not None and op.body_kind == "interpreted" and sent
+
+
+def _refused_guess(response: httpx.Response) -> str:
+    return (
+        f"{operation_of(response)} refused the suite's reading of a body the document leaves "
+        f"unspecified (HTTP {response.status_code})"
+    )

@@ -4,13 +4,15 @@ and the capability gate. Registered by the plugin (suite/plugin.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import asdict
 
 import httpx
 import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load
-from assistant_conformance.suite import capabilities, guard, safety
+from assistant_conformance.suite import capabilities, guard, safety, stats
+from assistant_conformance.suite.flows.agent import Agent, agent_record, resolve, runs_started
 from assistant_conformance.suite.ledger import ALT, ANONYMOUS, MAIN, Ledger
 from assistant_conformance.suite.plugin import (
     CAPS_KEY,
@@ -137,3 +139,28 @@ def _capability_gate(request: pytest.FixtureRequest) -> None:
     for group in groups:
         if found[group].status == capabilities.UNSUPPORTED:
             pytest.skip(capabilities.skip_reason(found[group], group))
+
+
+@pytest.fixture(scope="session")
+def agent(
+    pytestconfig: pytest.Config,
+    suite_settings: SuiteSettings,
+    target: Target,
+    api: httpx.Client,
+    ledger: Ledger,
+) -> Iterator[Agent]:
+    """The assistant and input every run of the session uses (flows/agent.py); at the end, what
+    the runs cost (the runs of the threads the session created, read before they are removed)."""
+    found = resolve(
+        api,
+        ledger,
+        assistant=suite_settings.assistant,
+        run_input=suite_settings.run_input,
+        embedded=target.embedded,
+        read_only=suite_settings.read_only,
+        timeout=suite_settings.process_timeout,
+    )
+    yield found
+    record = agent_record(found)
+    stats.add(pytestconfig, "agent", record)
+    stats.add(pytestconfig, "runs", *[asdict(c) for c in runs_started(api, ledger)])

@@ -28,7 +28,7 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import EXIT_HARNESS
-from assistant_conformance.suite.flows import operations
+from assistant_conformance.suite import openapi
 from assistant_conformance.suite.ledger import MAIN, Ledger
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -49,13 +49,13 @@ class NotOwned(RuntimeError):
 
 def path_ids(path: str) -> list[str] | None:
     """The identifiers in a request path of the contract; None for a path it does not have."""
-    found = operations.match_path(path)
+    found = openapi.match_path(path)
     return list(found[1].values()) if found else None
 
 
 def operation_of(request: httpx.Request) -> str:
     """The request's operation: method and path template (or its path, outside the contract)."""
-    found = operations.match_path(request.url.path)
+    found = openapi.match_path(request.url.path)
     return f"{request.method} {found[0] if found else request.url.path}"
 
 

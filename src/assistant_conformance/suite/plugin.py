@@ -19,8 +19,10 @@ from assistant_conformance.report import baseline, integrations, redact, termina
 from assistant_conformance.report.catalogue import CATALOGUE_PATH, OPENAPI_PATH, load
 from assistant_conformance.report.model import Gate, GroupStatus
 from assistant_conformance.report.verdicts import build
-from assistant_conformance.suite import capabilities, collect, findings, safety, sweep
+from assistant_conformance.suite import capabilities, collect, findings, safety, stats, sweep
 from assistant_conformance.suite.findings import TestRecord
+from assistant_conformance.suite.flows.agent import header as agent_header
+from assistant_conformance.suite.flows.agent import summary as agent_summary
 from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
 
 HARNESS_ERROR_EXIT = 3  # target unreachable, token rejected, reference failed: not a finding
@@ -61,7 +63,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[COLLECTOR_KEY] = collector = collect.Collector(config.stash[CAPS_KEY])
     config.pluginmanager.register(collector, "assistant-conformance-collector")
     config.stash[STATE_KEY] = {}
+    stats.start(config)
     integrations.default_outputs(config, settings.report_dir)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: the workers' records join this session's (suite/stats.py)."""
+    node.workerinput[stats.SESSION] = stats.token(node.config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -71,6 +80,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"assistant-conformance {__version__}: target {redact.text(target)}, seed {settings.seed}, "
         f"examples {settings.examples}, strict {'on' if settings.strict_conformance else 'off'}"
     ]
+    if not settings.read_only:
+        lines.append(
+            agent_header(
+                settings.base_url, settings.token, settings.assistant, settings.request_timeout
+            )
+        )
     if settings.baseline:
         lines.append(f"baseline: {settings.baseline} ({len(config.stash[BASELINE_KEY])} entries)")
     if settings.unsupported:
@@ -116,7 +131,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         return (yield)
     finally:
-        findings.state.current = None
+        try:
+            record.finish()  # judgements held until the test's end (the property layer's)
+        finally:
+            findings.state.current = None
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)  # inside allure's and junit's view of the report
@@ -161,13 +179,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if "sweep" in state:
         session.exitstatus = state["sweep"].exit_status
         return
-    if hasattr(config, "workerinput") or not collector.results:
-        return  # not a conformance run (e.g. the project's selftests): pytest decides
     settings = config.stash[SETTINGS_KEY]
+    if hasattr(config, "workerinput"):
+        stats.save(config, settings.report_dir)
+        return
+    if not collector.results:
+        return  # not a conformance run (e.g. the project's selftests): pytest decides
+    measured = stats.merged(config, settings.report_dir)
     run = build(
         load(),
         collector.results,
-        info=run_info(settings, state["started"], time.monotonic() - state["clock"]),
+        info={
+            **run_info(settings, state["started"], time.monotonic() - state["clock"]),
+            "runs": agent_summary(measured.get("agent", []), measured.get("runs", [])),
+        },
         capabilities=config.stash[CAPS_KEY],
         baseline=config.stash[BASELINE_KEY],
         baseline_file=str(settings.baseline or ""),

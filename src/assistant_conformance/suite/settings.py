@@ -5,6 +5,7 @@ Precedence: command line, then environment, then ini file, then the default.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,17 @@ OPTIONS = (
         "--alt-token",
         "ASSISTANT_API_ALT_TOKEN",
         "bearer token of a second principal, for isolation checks",
+    ),
+    Option(
+        "--assistant",
+        "ASSISTANT_API_ASSISTANT",
+        "the assistant every run uses (id or graph); default: one named for testing, else no run",
+    ),
+    Option(
+        "--run-input",
+        "ASSISTANT_API_RUN_INPUT",
+        "the input of every run, JSON or @file.json; {text} in it is replaced by the suite's words "
+        "(default: LangGraph chat messages)",
     ),
     Option(
         "--strict-conformance",
@@ -158,6 +170,8 @@ class SuiteSettings:
     request_timeout: float
     process_timeout: float
     report_dir: Path
+    assistant: str | None = None
+    run_input: Any = None  # parsed JSON; None: the default chat input
     baseline: Path | None = None
     unsupported: tuple[str, ...] = ()
     read_only: bool = False
@@ -183,6 +197,7 @@ class SuiteSettings:
         values["report_dir"] = Path(values["report_dir"])
         values["baseline"] = Path(values["baseline"]) if values["baseline"] else None
         values["unsupported"] = _groups(values["unsupported"])
+        values["run_input"] = _run_input(values["run_input"])
         settings = cls(**values)
         settings.validate()
         return settings
@@ -222,3 +237,19 @@ def _groups(raw: str) -> tuple[str, ...]:
             f"(known: {', '.join(CAPABILITY_GROUPS)})"
         )
     return tuple(dict.fromkeys(names))
+
+
+def _run_input(raw: str | None) -> Any:
+    """--run-input: JSON, or @FILE holding JSON."""
+    if raw is None:
+        return None
+    text = raw
+    if raw.startswith("@"):
+        try:
+            text = Path(raw[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OptionError(f"--run-input {raw}: cannot read it ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OptionError(f"--run-input is not JSON ({exc.msg} at {exc.pos})") from None

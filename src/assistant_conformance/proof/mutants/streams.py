@@ -185,8 +185,8 @@ class UnknownIdAnswersEmpty(Mutant):
 
 
 class MalformedJson500(Mutant):
-    """ROBUST-NO-5XX: a request body that is not JSON answers 500 (so not the 4xx of
-    ROBUST-BAD-INPUT-4XX either)."""
+    """ROBUST-NO-5XX: a request body that is not JSON answers 500 (the finding is the 5xx, charged
+    there only)."""
 
     def applies(self, scope: Scope) -> bool:
         content_type = dict(scope["headers"]).get(b"content-type", b"")
@@ -200,6 +200,19 @@ class MalformedJson500(Mutant):
             if body.strip() and self.authorized(scope):
                 await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
                 return
+        await self.app(scope, replay(body), send)
+
+
+class MalformedJsonTaken(MalformedJson500):
+    """ROBUST-BAD-INPUT-4XX: a request body that is not JSON is read as `{}` and accepted wherever
+    an empty object is."""
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await read_body(receive)
+        try:
+            json.loads(body)
+        except (ValueError, RecursionError):
+            body = b"{}" if body.strip() else body
         await self.app(scope, replay(body), send)
 
 
@@ -274,7 +287,8 @@ REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "state-write-not-persisted": (StateWriteNotPersisted, ("THR-STATE-PERSISTS",)),
     "copy-answers-the-original": (CopyAnswersTheOriginal, ("THR-COPY-NEW-THREAD",)),
     "unknown-id-answers-empty": (UnknownIdAnswersEmpty, ("ROBUST-UNKNOWN-ID-404",)),
-    "malformed-json-500": (MalformedJson500, ("ROBUST-NO-5XX", "ROBUST-BAD-INPUT-4XX")),
+    "malformed-json-500": (MalformedJson500, ("ROBUST-NO-5XX",)),
+    "malformed-json-taken": (MalformedJsonTaken, ("ROBUST-BAD-INPUT-4XX",)),
     "errors-as-text": (ErrorsAsText, ("ROBUST-ERROR-JSON",)),
     "assistant-count-off-by-one": (AssistantCountOffByOne, ("ASST-COUNT-CONSISTENT",)),
     "context-delete-keeps-file": (ContextDeleteKeepsFile, ("CTX-DELETE-GONE",)),

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 from assistant_conformance.proof.mutants import EventFrames
 from assistant_conformance.proof.variants._base import Variant
 from assistant_conformance.proof.variants.identifiers import OpaqueIdentifiers, opaque_ids, own_ids
+from assistant_conformance.proof.variants.lenient import NoValidation
 from assistant_conformance.proof.variants.spelling import (
     ExtraFields,
     Gzip,
@@ -31,6 +32,7 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "latency-150ms": Latency150ms,
     "gzip": Gzip,
     "opaque-identifiers": OpaqueIdentifiers,
+    "no-validation": NoValidation,
 }
 
 

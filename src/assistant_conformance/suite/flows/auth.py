@@ -20,16 +20,17 @@ from typing import Any
 import httpx
 
 from assistant_conformance.report import redact
+from assistant_conformance.suite.findings import Blocked
 from assistant_conformance.suite.flows import is_success, json_of
-from assistant_conformance.suite.flows.operations import MARKER_KEY, Operation
+from assistant_conformance.suite.flows.agent import Agent, assistants
 from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.openapi import MARKER_KEY, Operation
 
 THREADS, CONVERSATIONS, CONTEXT_FILES = (
     "/api/ai/threads",
     "/api/ai/conversations",
     "/api/ai/contexts/file",
 )
-RUN_INPUT = {"messages": [{"role": "user", "content": "conformance check"}]}
 PAGE = {"limit": "100", "offset": "0"}
 # What an operation creates when it (wrongly) succeeds: the delete path of it, by operationId.
 DELETE_CREATED = {
@@ -88,6 +89,7 @@ class Resources:
     api: httpx.Client
     ledger: Ledger
     process_timeout: float
+    agent: Agent
     marker: str = ""
     _shared: dict[str, str] = field(default_factory=dict)
     _docs: dict[str, str] = field(default_factory=dict)  # knowledge base id -> document id
@@ -121,16 +123,16 @@ class Resources:
                 ids[key] = self._get(kind, ids)
         return Real(ids, self._extra(ids))
 
-    def assistant_id(self) -> str | None:
-        try:
-            return self._get("assistant", {})
-        except Unavailable:
-            return None
+    def run_values(self) -> dict[str, Any]:
+        """`assistant_id` and `input` of a run of the session's agent (none where runs are not
+        judged: a request then names no assistant, and starts no run on an arbitrary one)."""
+        if self.agent.problem or self.agent.assistant_id is None:
+            return {}
+        body = self.agent.unchecked_body("conformance check", {}, {})
+        return {"assistant_id": body["assistant_id"], "input": body["input"]}
 
     def _extra(self, ids: Mapping[str, str]) -> dict[str, Any]:
-        extra: dict[str, Any] = {"input": RUN_INPUT}
-        if (assistant := self.assistant_id()) is not None:
-            extra["assistant_id"] = assistant
+        extra: dict[str, Any] = self.run_values()
         if (doc := self._docs.get(ids.get("kb", ""))) is not None:
             extra["ids"] = extra["item"] = doc
         return extra
@@ -178,18 +180,18 @@ class Resources:
             self.ledger.track("DELETE", f"{CONTEXT_FILES}/{file_id}")
             return file_id
         if kind == "assistant":
-            found = json_of(api.post("/api/ai/assistants/search", json={"limit": 10}))
-            first = found[0] if isinstance(found, list) and found else None
-            if not isinstance(first, dict) or not isinstance(first.get("assistant_id"), str):
+            found = assistants(api)
+            if not found:
                 raise Unavailable("assistant search answers no assistant with an assistant_id")
-            return str(first["assistant_id"])
+            return str(found[0]["assistant_id"])  # only read (GET /assistants/{id}), never run
         raise Unavailable(f"no way to create {kind}")
 
     def _run(self, thread: str) -> str:
-        assistant = self.assistant_id()
-        if assistant is None:
-            raise Unavailable("no assistant to run")
-        body = {"assistant_id": assistant, "input": RUN_INPUT}
+        try:
+            self.agent.ready()
+        except Blocked as exc:
+            raise Unavailable(str(exc).removeprefix("not judged: ")) from None
+        body = self.run_values()
         waited = self.api.post(
             f"{THREADS}/{thread}/runs/wait", json=body, timeout=self.process_timeout
         )

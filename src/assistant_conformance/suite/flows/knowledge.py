@@ -71,11 +71,19 @@ def document_bodies(run_prefix: str, count: int) -> list[dict[str, Any]]:
 
 def create_kb(api: httpx.Client, ledger: Ledger, prefix: str, body: dict[str, Any]) -> str:
     """Create a knowledge base (201) and track its delete; answer its id."""
+    return created_kb(api, ledger, prefix, body)[0]
+
+
+def created_kb(
+    api: httpx.Client, ledger: Ledger, prefix: str, body: dict[str, Any]
+) -> tuple[str, httpx.Response]:
+    """Create a knowledge base (201) and track its delete; answer its id and the answer (the
+    control of a check that the same operation rejects bad input)."""
     response = api.post(prefix, json=body)
     findings.require_success(STATUS_REQ[prefix], response, 201)
     kb_id = identifier(response)
     ledger.track("DELETE", f"{prefix}/{kb_id}")
-    return kb_id
+    return kb_id, response
 
 
 def track_if_created(ledger: Ledger, prefix: str, response: httpx.Response) -> None:
@@ -102,6 +110,13 @@ def bulk(
         response,
     )
     return good
+
+
+def ids_of(response: httpx.Response) -> list[str]:
+    """The document ids of a bulk answer (none when it is not an array of {id})."""
+    body = json_of(response) if is_success(response) else None
+    found = [d.get("id") for d in body if isinstance(d, dict)] if isinstance(body, list) else []
+    return [i for i in found if isinstance(i, str) and i]
 
 
 def process(

@@ -9,7 +9,7 @@
 Used by tests/test_property.py (one pytest item per operation) and tests/test_stateful.py.
 """
 
-from assistant_conformance.suite.flows.operations import by_label
+from assistant_conformance.suite.openapi import by_label
 from assistant_conformance.suite.property.generation import configure, schema
 from assistant_conformance.suite.property.runner import Runner, Withheld
 from assistant_conformance.suite.property.scope import requirements, stateful_requirements

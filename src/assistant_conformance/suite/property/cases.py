@@ -13,7 +13,7 @@ from schemathesis.core.mutations import OperatorKind
 from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData, CoverageScenario
 
-from assistant_conformance.suite.flows.operations import by_id, by_label, document
+from assistant_conformance.suite.openapi import by_id, by_label, document
 
 LAST_EVENT_ID = "last-event-id"
 
@@ -25,9 +25,32 @@ class Negation:
     keyword: str  # type, enum, format, missing, syntax, ...
     null: bool = False
 
-    def describe(self) -> str:
+    def describe(self, case: Case | None = None) -> str:
+        """`body permission (enum) = 'x'`: where, what was broken, and the value as sent."""
         null = ", null" if self.null else ""
-        return f"{self.location} {self.name or '(whole)'} ({self.keyword}{null})"
+        text = f"{self.location} {self.name or '(whole)'} ({self.keyword}{null})"
+        return text if case is None else f"{text} = {sent_value(case, self)}"
+
+
+def sent_value(case: Case, negation: Negation) -> str:
+    """The value a case sent where `negation` broke the document (short), or `absent`."""
+    containers: dict[str, Any] = {
+        "query": case.query,
+        "header": case.headers,
+        "path": case.path_parameters,
+        "cookie": case.cookies,
+    }
+    if negation.location == "body":
+        names = negation.name.split(".") if negation.name else []
+        value = case.body if "[]" in names else _value_at(case.body, names)
+    else:
+        found = containers.get(negation.location) or {}
+        lowered = {str(k).lower(): v for k, v in found.items()}
+        value = lowered.get(negation.name.lower(), _MISSING)
+    if value is _MISSING:
+        return "absent"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 _COVERAGE_KEYWORDS = {

@@ -7,12 +7,9 @@ the verdict model decides (a MUST fails the test, a SHOULD warns).
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import requests
@@ -27,19 +24,21 @@ from schemathesis.openapi.checks import IgnoredAuth
 
 from assistant_conformance.suite import exchange, findings
 from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.flows.operations import by_label
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.property import mapping
+from assistant_conformance.suite.openapi import by_label
+from assistant_conformance.suite.property import mapping, probes
 from assistant_conformance.suite.property.cases import (
     judges_positive,
     negations,
     only_last_event_id,
     operation_id,
 )
-from assistant_conformance.suite.property.mapping import CHECKS, LAST, REQUIRED_QUERY, STATEFUL_ONLY
+from assistant_conformance.suite.property.judge import Judge
+from assistant_conformance.suite.property.mapping import CHECKS, LAST, STATEFUL_ONLY
 from assistant_conformance.suite.property.scope import (
-    gone_requirement,
+    ERROR_JSON,
+    passed_requirements,
     requirement_for,
     status_requirement,
 )
@@ -47,7 +46,6 @@ from assistant_conformance.suite.safety import Session as RunSafety
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import Target
 
-FINDINGS_PER_REQUIREMENT = 5  # per test: the first few distinct ones, not a flood
 EXCERPT = 600
 
 
@@ -84,8 +82,8 @@ class Runner:
     broken: str = ""
     sent: int = 0
     seen: Counter[str] = field(default_factory=Counter)
-    recorded: Counter[str] = field(default_factory=Counter)
     probed: set[str] = field(default_factory=set)  # operations whose auth or query was probed
+    judge: Judge = field(default_factory=Judge)
 
     @classmethod
     def for_run(
@@ -186,69 +184,31 @@ class Runner:
     def evaluate(
         self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False
     ) -> None:
+        """Judge one answer: every applicable check, each failure charged to its requirement, and
+        what held recorded as a pass (once per requirement) where the check exercised it."""
+        self._finish_with_the_test()
+        op = by_label()[case.operation.label]
+        if case.meta is None or case.meta.generation.mode.is_positive:
+            self.judge.control(op.operation_id, op.label, response.status_code)
         if 200 <= response.status_code < 300:
-            self.probe_required_query(case, response)
-            self.probe_gone(case, response)
+            probes.required_query(self, case, response)
+            probes.gone(self, case, response)
         every = CHECKS + (STATEFUL_ONLY if recorder is not None else ()) + LAST
         checks = [c for c in every if self._applies(c.__name__, case, response, linked_body)]
-        for name, failure in self._failures(checks, case, response, recorder):
+        failures, completed = self._failures(checks, case, response, recorder)
+        for name, failure in failures:
             req_id = requirement_for(name, case, response, failure)
             if req_id is not None:
                 self._record(req_id, name, case, response, failure)
+        failed = {name for name, _ in failures}
+        for name in completed - failed:
+            for req_id in passed_requirements(name, case, response):
+                self.judge.judge(op.operation_id, req_id, True)
 
-    def probe_required_query(self, case: Case, response: Response) -> None:
-        """Once per operation, on a request the target answered 2xx (a live resource, when a link
-        supplied the path): the same request without each required query parameter is refused."""
-        op = by_label()[case.operation.label]
-        if op.operation_id not in REQUIRED_QUERY or f"query:{op.operation_id}" in self.probed:
-            return
-        self.probed.add(f"query:{op.operation_id}")
-        url = urlsplit(str(response.request.url))
-        for name in op.query_params:
-            kept = [(k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k != name]
-            probe = self._send_probe("GET", urlunsplit(url._replace(query=urlencode(kept))))
-            if probe is not None and 200 <= probe.status_code < 300:
-                expected = f"a 4xx for {op.label} without its required query parameter {name}"
-                actual = f"HTTP {probe.status_code} without `{name}`"
-                findings.expect(
-                    REQUIRED_QUERY[op.operation_id],
-                    False,
-                    expected,
-                    actual,
-                    exchange.from_requests(probe),
-                )
-
-    def probe_gone(self, case: Case, response: Response) -> None:
-        """After a DELETE the target answered 2xx: a GET of the same resource no longer finds it
-        (a 202 may finish later, so the GET is retried for about a second)."""
-        op = by_label()[case.operation.label]
-        requirement = gone_requirement(op)
-        if requirement is None:
-            return
-        probe = self._send_probe("GET", str(response.request.url))
-        for _ in range(3):
-            if probe is None or not 200 <= probe.status_code < 300:
-                return
-            time.sleep(0.3)
-            probe = self._send_probe("GET", str(response.request.url))
-        if probe is None or not 200 <= probe.status_code < 300:
-            return
-        expected = f"404 for the resource {op.label} deleted (HTTP {response.status_code})"
-        findings.expect(
-            requirement,
-            False,
-            expected,
-            f"GET answered HTTP {probe.status_code}",
-            exchange.from_requests(probe),
-        )
-
-    def _send_probe(self, method: str, url: str) -> requests.Response | None:
-        try:
-            return self.session.request(
-                method, url, headers=self.call_kwargs()["headers"], timeout=self.timeout
-            )
-        except requests.RequestException:
-            return None
+    def _finish_with_the_test(self) -> None:
+        """Held judgements are settled as the test ends (its record's finalizers)."""
+        if not self.judge.finished and self.judge.finish not in findings.current().finalizers:
+            findings.current().finalizers.append(self.judge.finish)
 
     def _applies(self, name: str, case: Case, response: Response, linked_body: bool) -> bool:
         if name in ("negative_data_rejection", "missing_required_header"):
@@ -263,8 +223,9 @@ class Runner:
 
     def _failures(
         self, checks: list[Any], case: Case, response: Response, recorder: Any
-    ) -> list[tuple[str, Failure]]:
-        """Run the checks in one context (as Case.validate_response does), naming each failure's."""
+    ) -> tuple[list[tuple[str, Failure]], set[str]]:
+        """Run the checks in one context (as Case.validate_response does): each failure with its
+        check's name, and the names of the checks that ran to their end."""
         kwargs = self.call_kwargs()
         phase = PhaseName.from_str(case.meta.phase.name.value) if case.meta is not None else None
         config = case.operation.schema.config.checks_config_for(
@@ -281,8 +242,9 @@ class Runner:
             phase=phase,
         )
         found: list[tuple[str, Failure]] = []
+        completed = {c.__name__ for c in checks}
         # A probe of ignored_auth (the last check) that gets no answer proves nothing either way.
-        with suppress(requests.Timeout, requests.ConnectionError):
+        try:
             run_checks(
                 case=case,
                 response=response,
@@ -290,27 +252,24 @@ class Runner:
                 checks=checks,
                 on_failure=lambda name, _, failure: found.append((name, failure)),
             )
-        return found
+        except (requests.Timeout, requests.ConnectionError):
+            completed.discard("ignored_auth")
+        return found, completed
 
     def _record(
         self, req_id: str, check: str, case: Case, response: Response, failure: Failure
     ) -> None:
-        summary = (
-            "; ".join(n.describe() for n in negations(case))
-            if check == "negative_data_rejection"
-            else ""
-        )
-        key = f"{req_id}|{check}|{failure.title}|{summary}"
-        self.recorded[key] += 1
-        self.recorded[req_id] += 1
-        if self.recorded[key] > 1 or self.recorded[req_id] > FINDINGS_PER_REQUIREMENT:
-            return
+        broke = negations(case) if check == "negative_data_rejection" else []
+        key = f"{check}|{failure.title}|{'; '.join(n.describe() for n in broke)}"
         actual = f"{case.operation.label}: HTTP {response.status_code}; {failure.title}."
         actual += f" {_lines(failure.message)}"
-        if summary:
-            actual += f" [{summary}]"
+        if broke:
+            actual += f" [sent {'; '.join(n.describe(case) for n in broke)}]"
         evidence = exchange.from_schemathesis(response, drop_auth=isinstance(failure, IgnoredAuth))
-        findings.expect(req_id, False, mapping.EXPECTED.get(check, check), actual, evidence)
+        expected = mapping.EXPECTED.get(check, check)
+        if req_id == ERROR_JSON:
+            expected = "a 4xx answer with a JSON body, declared application/json"
+        self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key)
 
 
 def _lines(message: str, limit: int = 3) -> str:

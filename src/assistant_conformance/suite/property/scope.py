@@ -1,19 +1,24 @@
 """What the property layer may demand, and which requirement a check failure is a finding against.
 
-The suite may demand only what the interface document mandates (see spec/README.md):
-- negative_data_rejection is a MUST only where the document mandates the input: the Knowledgebase
-  body (enum -> KB-ALLOWED-VALUES, uuid format -> KB-UUID-FORMAT, type -> KB-FIELD-TYPES), the bulk
-  array, the process array of strings, a missing body, the required query parameters, a missing
-  Authorization. Anything else (interpreted bodies, `null` for an optional mandated field) is the
-  SHOULD ROBUST-BAD-INPUT-4XX; `null` in an interpreted body and unknown parameters are not asked
-  about. A missing or empty `last-event-id` is never demanded to be rejected.
-- positive_data_acceptance judges only mandated bodies: Knowledgebase bodies without undeclared
-  fields and with plausible values (bounds are "not shown", section 8), the empty bulk array (its
-  items are interpreted), and a process body of ids a link took from a bulk answer (stateful).
-- a 5xx on negative input is ROBUST-NO-5XX only; on valid input it also fails the status
-  requirement.
-- anything not refined here maps through the table of property/mapping.py, and failing that to
-  the operation's status requirement.
+The document states no rejection (its section 7: errors "not shown"), so rejecting input that
+breaks it is a SHOULD, charged to the rule the input broke: the Knowledgebase body (enum ->
+KB-ALLOWED-VALUES, uuid format -> KB-UUID-FORMAT, type -> KB-FIELD-TYPES), the bulk array, the
+process array of strings, a missing body, the required query parameters; anything else
+(interpreted bodies, `null` for an optional mandated field) is ROBUST-BAD-INPUT-4XX. `null` in an
+interpreted body, unknown parameters and a missing or empty `last-event-id` are not asked about.
+A request without Authorization that succeeds fails the MUST AUTH-MISSING-REJECTED.
+
+positive_data_acceptance judges only mandated bodies: Knowledgebase bodies without undeclared
+fields and with plausible values (bounds are "not shown", section 8), the empty bulk array (its
+items are interpreted), and a process body of ids a link took from a bulk answer (stateful).
+
+A 5xx on negative input, or on an interpreted body, is ROBUST-NO-5XX only; on input the document
+mandates (or no body) it also fails the status requirement. A non-JSON or off-schema 4xx answer is
+ROBUST-ERROR-JSON, never a success-shape finding. Anything not refined here maps through the table
+of property/mapping.py, and failing that to the operation's status requirement.
+
+`CONTROLLED` requirements are judged only against a control: the same operation accepted a valid
+request in the same test (runner.py). A rejection proves nothing where the operation refuses all.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from schemathesis.openapi.checks import (
     UseAfterFree,
 )
 
-from assistant_conformance.suite.flows.operations import (
+from assistant_conformance.report.catalogue import load
+from assistant_conformance.suite.openapi import (
     Operation,
     by_id,
     by_label,
@@ -68,9 +74,17 @@ def status_requirement(operation_id: str) -> str:
     return req
 
 
+CONTROLLED = frozenset(
+    {ROBUST, "KB-BODY-REQUIRED", *REQUIRED_QUERY.values(), *KB_KEYWORDS.values()}
+    | set(BODY_SHAPE.values())
+    | set(POSITIVE.values())
+)
+ERROR_JSON = "ROBUST-ERROR-JSON"
+
+
 def refinements(op: Operation) -> set[str]:
-    """Requirements the mapping names beyond the catalogue's check -> requirement entries."""
-    ids = {*AUTH, status_requirement(op.operation_id)}
+    """Requirements the mapping names beyond the table's check -> requirement rows."""
+    ids = {*AUTH, ERROR_JSON, status_requirement(op.operation_id)}
     if op.body_kind in BODY_SHAPE:
         ids |= {"KB-BODY-REQUIRED", BODY_SHAPE[op.body_kind], POSITIVE[op.body_kind]}
     if op.body_kind == "kb":
@@ -97,9 +111,21 @@ def requirements(operation_id: str, stateful: bool = False) -> list[str]:
     return sorted(ids | refinements(by_id(operation_id)))
 
 
+def area_operations(tags: tuple[str, ...]) -> list[str]:
+    """The operations of a state machine: those of `tags` in the capability group of the first
+    (AI/v1 also holds the file and chat-kit creates, which belong to groups of their own)."""
+    catalogue = load()
+
+    def group(op: Operation) -> str | None:
+        return catalogue.group_of_section(catalogue[status_requirement(op.operation_id)].section)
+
+    ops = [op for op in operations() if set(op.tags) & set(tags)]
+    return [op.operation_id for op in ops if group(op) == group(ops[0])]
+
+
 def stateful_requirements(tags: tuple[str, ...]) -> list[str]:
     """Every requirement the state machine over the operations of `tags` may record."""
-    ops = [op.operation_id for op in operations() if set(op.tags) & set(tags)]
+    ops = area_operations(tags)
     ids = {rid for op in ops for rid in requirements(op, stateful=True)}
     # use_after_free skips a repeated DELETE and nothing else uses a context file: not observable.
     ids.discard("CTX-DELETE-GONE")
@@ -126,11 +152,15 @@ def requirement_for(check: str, case: Case, response: Response, failure: Failure
         return _auth_requirement("authorization", code)
     if check == "status_code_conformance":
         negative = case.meta is not None and case.meta.generation.mode.is_negative
-        if negative and response.status_code >= 500:
-            return None
+        guessed = negative or op.body_kind == "interpreted"
+        if guessed and response.status_code >= 500:
+            return None  # ROBUST-NO-5XX: the input is not one the document states
         return status_requirement(op.operation_id)
-    if check == "content_type_conformance" and not 200 <= response.status_code < 300:
-        return "ROBUST-JSON-CONTENT-TYPE"
+    if check in ("content_type_conformance", "response_schema_conformance"):
+        if 400 <= response.status_code < 500:
+            return ERROR_JSON  # an error answer that is not JSON (or not a JSON object)
+        if response.status_code >= 500:
+            return None
     candidates = [op.operation_id]
     if isinstance(failure, UseAfterFree):
         candidates.insert(0, _label_id(failure.operation or ""))
@@ -141,6 +171,31 @@ def requirement_for(check: str, case: Case, response: Response, failure: Failure
         if req is not None:
             return req
     return status_requirement(op.operation_id)
+
+
+def passed_requirements(check: str, case: Case, response: Response) -> list[str]:
+    """What a check that ran and did not fail shows to hold, where it exercised the behaviour:
+    the documented success status on a 2xx, a JSON answer of the right type and shape on a 2xx,
+    a rejection of input that breaks the document, a valid body accepted, no 5xx for malformed
+    input, a request refused without (or with a wrong) credential."""
+    op = by_id(operation_id(case))
+    success = 200 <= response.status_code < 300
+    negative = case.meta is not None and case.meta.generation.mode.is_negative
+    if check == "status_code_conformance" and success and not negative:
+        return [status_requirement(op.operation_id)]
+    if check in ("content_type_conformance", "response_schema_conformance") and success:
+        found = mapping.for_check(check, op.operation_id)
+        return [found] if found and response.content else []
+    if check == "negative_data_rejection" and 400 <= response.status_code < 500:
+        found = _negative_requirement(op, case, response)
+        return [found] if found else []
+    if check == "positive_data_acceptance" and success:
+        return [POSITIVE[op.body_kind]] if op.body_kind in POSITIVE else []
+    if check == "not_a_server_error" and negative:
+        return ["ROBUST-NO-5XX"]
+    if check == "ignored_auth":
+        return ["AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED"]
+    return []
 
 
 def _auth_requirement(header: str, status: int) -> str | None:

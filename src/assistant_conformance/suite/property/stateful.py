@@ -7,14 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import hypothesis
-import requests
 from schemathesis.core.transport import Response
 from schemathesis.generation import derive_operation_seed
 from schemathesis.generation.case import Case
 
+from assistant_conformance.suite.findings import Blocked
+from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.property.cases import operation_id
 from assistant_conformance.suite.property.generation import hypothesis_settings, schema
 from assistant_conformance.suite.property.runner import Runner, TransportBroken, Withheld
+from assistant_conformance.suite.property.scope import area_operations
 
 RUN_CREATES = ("createRun", "streamRun", "waitRun")
 # One state machine per chain of the document's links, each with its share of the scenarios.
@@ -37,36 +39,35 @@ def state_machine(tags: tuple[str, ...]) -> Any:
         operation.method == "post" and not operation.path_parameters
     )
     try:
-        return schema().include(tag=list(tags)).as_state_machine()
+        return schema().include(operation_id=area_operations(tags)).as_state_machine()
     finally:
         stateful.is_likely_root_transition = original
 
 
-def first_assistant(runner: Runner) -> str | None:
-    """An assistant to run: deployed servers need `assistant_id`, which no link provides."""
-    try:
-        response = runner.session.post(
-            f"{runner.base_url}/api/ai/assistants/search",
-            json={"limit": 1},
-            headers=runner.call_kwargs()["headers"],
-            timeout=runner.timeout,
-        )
-        found = response.json() if response.ok else []
-    except (requests.RequestException, ValueError):
+def run_values(agent: Agent | None) -> dict[str, Any] | None:
+    """`assistant_id` and `input` of a run of the session's agent; None where runs are not judged
+    (no link provides an assistant: a run-create step is then sent as generated, and runs none)."""
+    if agent is None:
         return None
-    first = found[0] if isinstance(found, list) and found else None
-    return first.get("assistant_id") if isinstance(first, dict) else None
+    try:
+        agent.ready()
+    except Blocked:
+        return None
+    body = agent.unchecked_body("conformance", {}, {})
+    return {"assistant_id": body["assistant_id"], "input": body["input"]}
 
 
-def run_state_machine(runner: Runner, area: str, seed: int, examples: int, steps: int) -> int:
+def run_state_machine(
+    runner: Runner, area: str, seed: int, examples: int, steps: int, agent: Agent | None = None
+) -> int:
     """Follow the links of one area (create -> use -> delete) for its share of about 4 x
     `examples` scenarios of at most `steps` steps; answer how many ran."""
     tags, share = AREAS[area]
-    machine = workflow(state_machine(tags), runner, first_assistant(runner))
+    machine = workflow(state_machine(tags), runner, run_values(agent))
     return run_machine(machine, runner, seed, max(1, round(examples * share)), steps)
 
 
-def workflow(base: Any, runner: Runner, assistant: str | None) -> Any:
+def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
     from schemathesis.core.parameters import ParameterLocation
 
     class Workflow(base):
@@ -78,12 +79,12 @@ def workflow(base: Any, runner: Runner, assistant: str | None) -> Any:
             return super().step(input)
 
         def before_call(self, case: Case) -> None:
-            # A runnable body (an existing assistant) so that linked runs, streams included, do
+            # A runnable body (the session's agent) so that linked runs, streams included, do
             # run; the variety of run bodies is the stateless test's job.
             positive = case.meta is None or case.meta.generation.mode.is_positive
-            if assistant and positive and operation_id(case) in RUN_CREATES:
+            if run and positive and operation_id(case) in RUN_CREATES:
                 metadata = case.body.get("metadata") if isinstance(case.body, dict) else None
-                case.body = {"assistant_id": assistant, "metadata": metadata or {}}
+                case.body = {**run, "metadata": metadata or {}}
 
         def get_call_kwargs(self, case: Case) -> dict[str, Any]:
             return runner.call_kwargs()

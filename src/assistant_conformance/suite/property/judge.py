@@ -1,0 +1,95 @@
+"""The property layer's judgements within one test: passes once per requirement, the first few
+distinct failures, and the controlled requirements held back until the operation's control is
+known (scope.CONTROLLED): recorded where a valid request of the same operation was accepted in
+this test, else "not judged" with what the valid requests got.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from assistant_conformance.suite import findings
+from assistant_conformance.suite.exchange import Exchange
+from assistant_conformance.suite.property.scope import CONTROLLED
+
+FINDINGS_PER_REQUIREMENT = 5  # per test: the first few distinct ones, not a flood
+
+
+@dataclass(frozen=True)
+class Held:
+    requirement: str
+    ok: bool
+    expected: str
+    actual: str
+    evidence: Exchange | None
+
+
+@dataclass
+class Judge:
+    controls: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
+    labels: dict[str, str] = field(default_factory=dict)  # operationId -> METHOD /path
+    held: dict[str, list[Held]] = field(default_factory=lambda: defaultdict(list))
+    passed: set[str] = field(default_factory=set)
+    failed: Counter[str] = field(default_factory=Counter)
+    finished: bool = False
+
+    def control(self, operation: str, label: str, status: int) -> None:
+        """A valid request of `operation` was answered `status`."""
+        self.controls[operation][status] += 1
+        self.labels[operation] = label
+
+    def accepted(self, operation: str) -> bool:
+        return any(200 <= status < 300 for status in self.controls[operation])
+
+    def judge(
+        self,
+        operation: str,
+        requirement: str,
+        ok: bool,
+        expected: str = "",
+        actual: str = "",
+        evidence: Exchange | None = None,
+        key: str = "",
+    ) -> None:
+        """Record (or, for a controlled requirement, hold) one judgement; `key` tells distinct
+        failures apart (the first few of each requirement are kept)."""
+        if ok and requirement in self.passed:
+            return
+        if not ok:
+            self.failed[f"{requirement}|{key}"] += 1
+            self.failed[requirement] += 1
+            first = self.failed[f"{requirement}|{key}"] == 1
+            if not first or self.failed[requirement] > FINDINGS_PER_REQUIREMENT:
+                return
+        else:
+            self.passed.add(requirement)
+        item = Held(requirement, ok, expected, actual, evidence)
+        if requirement in CONTROLLED:
+            self.held[operation].append(item)
+        else:
+            findings.expect(requirement, ok, expected, actual, item.evidence)
+
+    def finish(self) -> None:
+        """At the end of the test: release what the controls allow, say why for the rest."""
+        if self.finished:
+            return
+        self.finished = True
+        for operation, items in self.held.items():
+            if self.accepted(operation):
+                for item in items:
+                    findings.expect(
+                        item.requirement, item.ok, item.expected, item.actual, item.evidence
+                    )
+                continue
+            why = self._refused(operation)
+            for requirement in dict.fromkeys(item.requirement for item in items):
+                findings.not_judged(requirement, f"not judged: {why}")
+
+    def _refused(self, operation: str) -> str:
+        statuses = self.controls[operation]
+        label = self.labels.get(operation, operation)
+        if not statuses:
+            return f"no valid request of {label} was sent in this test"
+        seen = ", ".join(f"{s} ({n}x)" for s, n in sorted(statuses.items()))
+        return f"{label} accepted no valid request in this test: answered {seen}"
