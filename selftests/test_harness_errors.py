@@ -26,6 +26,13 @@ HANG_ONE = (
     "tests/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run",
     "tests/test_knowledge.py::test_processed_documents_reach_a_terminal_status[v1-kb]",
 )
+HOSTILE = (
+    "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
+    "tests/test_threads.py::test_state_written_is_the_state_read",
+    "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+)
+HOSTILE_PROPERTY = ("tests/test_property.py", "-k", "getThreadHistory or getThreadState or getRun")
+CAP = 1024 * 1024
 REQUEST_TIMEOUT, PROCESS_TIMEOUT = 2.0, 3.0
 BOUND = 30  # seconds an unusable or hanging target may cost a run, beyond its start-up
 PLAIN_HTTP_ANSWER = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -77,6 +84,16 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
             )
         )
     )
+    hostile = stack.enter_context(
+        serve(
+            Misbehave(
+                reference_app(workdir / "hostile"),
+                drip=r"POST /api/ai/threads/[^/]+/history",
+                huge=r"GET /api/ai/threads/[^/]+/state",
+                cut=r"GET /api/ai/threads/[^/]+/runs/[^/]+",
+            )
+        )
+    )
     everything_but_preflight = r"(?!POST /api/ai/threads/search$).*"
     hang_all = stack.enter_context(
         serve(Misbehave(reference_app(workdir / "hang-all"), hang=everything_but_preflight))
@@ -96,6 +113,16 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
         ),
         "revoked": lambda: run("revoked", revoked, tests=MANY_TESTS),
         "hang-one": lambda: run("hang-one", hang_one, *timeouts, tests=HANG_ONE),
+        "hostile": lambda: run(
+            "hostile", hostile, *timeouts, f"--max-response-size={CAP}", tests=HOSTILE
+        ),
+        "hostile-property": lambda: run(
+            "hostile-property",
+            hostile,
+            *timeouts,
+            f"--max-response-size={CAP}",
+            tests=HOSTILE_PROPERTY,
+        ),
         "hang-all": lambda: run("hang-all", hang_all, "--request-timeout", "1", tests=MANY_TESTS),
     }
 
@@ -162,7 +189,8 @@ def test_operation_that_hangs_costs_one_request_timeout_and_the_run_finishes(run
     hung = durations["test_created_thread_is_readable_by_its_id"]
     assert REQUEST_TIMEOUT <= hung < REQUEST_TIMEOUT + 2.5
     reasons = {r["id"]: r for r in run.document()["requirements"]}
-    assert "no answer within 2 s (--request-timeout): GET" in run.output
+    assert "GET /api/ai/threads/{thread_id}: no answer within 2 s (--request-timeout)" in run.output
+    assert reasons["THR-STATUS"]["verdict"] == "fail"  # the operation did not answer: a finding
     assert any("no answer within 2 s" in (r["reason"] or "") for r in reasons.values())
     assert seconds_of(run, runs) < BOUND
 
@@ -180,3 +208,27 @@ def test_endless_stream_and_endless_processing_are_cut_and_reported(runs: dict[s
     assert verdicts["KB-PROCESS-COMPLETES"] in ("fail", "warn")  # reported, not waited out
     ends = next(r for r in run.document()["requirements"] if r["id"] == "RUN-STREAM-ENDS")
     assert ends["verdict"] in ("fail", "warn") and "deadline" in ends["findings"][0]["actual"]
+
+
+@pytest.mark.parametrize(
+    ("requirement", "verdict", "line"),
+    [
+        ("THR-STATUS", "fail", "POST /api/ai/threads/{thread_id}/history: answer not complete "
+         "within 2 s (--request-timeout)"),
+        ("ROBUST-RESPONSE-SHAPE", "warn", "GET /api/ai/threads/{thread_id}/state: answer larger "
+         f"than {CAP} bytes (--max-response-size)"),
+        ("RUN-STATUS", "fail", "GET /api/ai/threads/{thread_id}/runs/{run_id}: incomplete answer "
+         "(RFC 9112 §8)"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("layer", ["hostile", "hostile-property"])
+def test_hostile_answer_is_cut_at_its_bound_and_charged_to_its_operation(
+    runs: dict[str, Done], layer: str, requirement: str, verdict: str, line: str
+) -> None:
+    run = runs[layer]
+    assert run.returncode == 1, run.output  # a finding, not a harness error
+    found = next(r for r in run.document()["requirements"] if r["id"] == requirement)
+    assert found["verdict"] == verdict
+    assert any(line in f["actual"] for f in found["findings"]), found["findings"]
+    assert "Traceback" not in run.output and "httpcore" not in run.output
+    assert seconds_of(run, runs) < BOUND

@@ -49,6 +49,8 @@ def settle(
     extra: dict[str, Any],
 ) -> None:
     outcome, reason = body_outcome(report, call)
+    door = [f.requirement for f in recorded if f.requirement not in requirement_ids]
+    requirement_ids = [*requirement_ids, *dict.fromkeys(door)]  # charged by the door to any test
     failed = [f for f in recorded if f.verdict == FAIL]
     if failed:
         text = "\n\n".join(f.render() for f in failed)

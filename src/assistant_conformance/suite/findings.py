@@ -92,6 +92,17 @@ def require(
         raise Blocked(f"not judged: {req_id} failed first (expected {expected})")
 
 
+def door_failure(req_id: str, expected: str, actual: object, response: object) -> None:
+    """A failure found by the one door every answer passes (suite/guard.py), whichever test sent
+    the request: the door checks every answer, so no test has to name the requirement. Outside a
+    test (a fixture's set-up) there is no record to charge, and it is dropped."""
+    record = state.current
+    if record is None:
+        return
+    record.allowed = record.allowed | {req_id}
+    _record(req_id, False, expected, actual, response)
+
+
 def not_judged(req_id: str, reason: str) -> None:
     """Record that this test could not judge `req_id`, and why (a skip, never a pass)."""
     if req_id not in current().allowed:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import EXIT_HARNESS
-from assistant_conformance.suite import openapi
+from assistant_conformance.suite import door, findings, openapi, strictjson
 from assistant_conformance.suite.ledger import MAIN, Ledger
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -69,7 +70,8 @@ class Guard:
     """Session-wide state shared by the suite's clients."""
 
     read_only: bool
-    request_timeout: float
+    request_timeout: float  # bounds a whole answer, first byte to last (streams: their own)
+    max_response_size: int = 16 * 1024 * 1024
     seen: set[str] = field(default_factory=set)  # strings the target answered (ids among them)
     breaches: list[str] = field(default_factory=list)  # writes a read-only run saw succeed
     stopped: str = ""  # why the run was stopped, for the report
@@ -185,20 +187,14 @@ class GuardedTransport(httpx.BaseTransport):
             raise NotOwned(reason)
         own = redact.is_secret(_credential(request))  # a credential of the run: it may create
         intent = ledger.intend(request, self.principal, own) if ledger is not None else None
-        try:
-            response = self.inner.handle_request(request)
-            if _is_json(response):
-                response.read()  # JSON answers only (the client reads them anyway); no stream
-        except httpx.TimeoutException as exc:
-            self.guard.timed_out(request)
-            message = (
-                f"no answer within {self.guard.request_timeout:g} s (--request-timeout): "
-                f"{request.method} {redact.text(str(request.url))}"
-            )
-            raise type(exc)(message, request=request) from None
+        response = self._answer(request)
         body = None
         if _is_json(response):
             body = _json(response)
+            if (wrong := strictjson.problem(response.content)) is not None:
+                response.request = request  # the client sets it later; the evidence needs it now
+                actual = f"{operation_of(request)}: HTTP {response.status_code}; {wrong}"
+                findings.door_failure(strictjson.REQUIREMENT, strictjson.EXPECTED, actual, response)
             redact.register_fields(body)  # e.g. a chat-kit client secret, before anyone shows it
             self.guard.remember(body)
         if intent is not None and ledger is not None:
@@ -206,6 +202,48 @@ class GuardedTransport(httpx.BaseTransport):
         mine = bool(self.token) and _credential(request) == self.token
         self.guard.observe(request, response, mine)
         return response
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        """The answer, read whole under the door's bounds unless it is a stream (whose reader
+        has bounds of its own)."""
+        started, limit = time.monotonic(), self.guard.request_timeout
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TimeoutException:
+            self.guard.timed_out(request)
+            what = f"{operation_of(request)}: no answer within {limit:g} s (--request-timeout)"
+            nothing = door.evidence(request, None, {}, "")
+            raise door.AnswerFault(door.SILENT, what, nothing) from None
+        except httpx.RemoteProtocolError as exc:
+            what = f"{operation_of(request)}: the connection closed without an answer ({exc})"
+            nothing = door.evidence(request, None, {}, "")
+            raise door.AnswerFault(door.CUT, what, nothing) from None
+        if "text/event-stream" in request.headers.get("accept", "") and not _is_json(response):
+            return response  # a stream (a JSON answer to a stream request is an error: read it)
+        headers = dict(response.headers)
+        try:
+            raw = door.read_bounded(
+                response.iter_raw(),
+                lambda note: door.evidence(request, response.status_code, headers, note),
+                label=operation_of(request),
+                started=started,
+                deadline=limit,
+                cap=self.guard.max_response_size,
+            )
+        except door.AnswerFault as fault:
+            if fault.kind == door.SLOW:
+                self.guard.timed_out(request)
+            raise
+        finally:
+            response.close()
+        whole = httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(raw),
+            extensions=response.extensions,
+        )
+        whole.read()
+        return whole
 
     def close(self) -> None:
         self.inner.close()

@@ -11,6 +11,7 @@ from collections.abc import Generator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -19,10 +20,21 @@ from assistant_conformance.report import baseline, integrations, redact, termina
 from assistant_conformance.report.catalogue import CATALOGUE_PATH, OPENAPI_PATH, load
 from assistant_conformance.report.model import Gate, GroupStatus
 from assistant_conformance.report.verdicts import build
-from assistant_conformance.suite import capabilities, collect, findings, safety, stats, sweep
+from assistant_conformance.suite import (
+    capabilities,
+    collect,
+    door,
+    findings,
+    safety,
+    stats,
+    sweep,
+)
+from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.findings import TestRecord
 from assistant_conformance.suite.flows.agent import header as agent_header
 from assistant_conformance.suite.flows.agent import summary as agent_summary
+from assistant_conformance.suite.openapi import by_label, match_path
+from assistant_conformance.suite.property.scope import status_requirement
 from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
 
 HARNESS_ERROR_EXIT = 3  # target unreachable, token rejected, reference failed: not a finding
@@ -130,11 +142,24 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     findings.state.current = record
     try:
         return (yield)
+    except AnswerFault as fault:  # the target's fault, not the suite's: a finding, not an error
+        charged = charge(fault)
+        raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
     finally:
         try:
             record.finish()  # judgements held until the test's end (the property layer's)
         finally:
             findings.state.current = None
+
+
+def charge(fault: AnswerFault) -> str:
+    """Record a fault of the target's answer in this test; answer the requirement charged."""
+    found = match_path(urlsplit(fault.evidence.url).path)
+    op = by_label().get(f"{fault.evidence.method} {found[0]}" if found else "")
+    status = status_requirement(op.operation_id) if op else None
+    requirement = door.requirement_for(fault.kind, status)
+    findings.door_failure(requirement, door.EXPECTED[fault.kind], fault.what, fault.evidence)
+    return requirement
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)  # inside allure's and junit's view of the report

@@ -44,7 +44,9 @@ class Session:
                 return None
             return answer.status_code
 
-        guard = Guard(settings.read_only, settings.request_timeout, probe=probe)
+        guard = Guard(
+            settings.read_only, settings.request_timeout, settings.max_response_size, probe=probe
+        )
         return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url))
 
     def transport(self, principal: str, token: str | None) -> GuardedTransport:

@@ -74,6 +74,13 @@ OPTIONS = (
         float,
     ),
     Option(
+        "--max-response-size",
+        "ASSISTANT_API_MAX_RESPONSE_SIZE",
+        "bytes of one answer read at most (no answer of this API comes near it)",
+        16 * 1024 * 1024,
+        int,
+    ),
+    Option(
         "--process-timeout",
         "ASSISTANT_API_PROCESS_TIMEOUT",
         "seconds to wait for a run or KB processing to finish",
@@ -170,6 +177,7 @@ class SuiteSettings:
     request_timeout: float
     process_timeout: float
     report_dir: Path
+    max_response_size: int = 16 * 1024 * 1024
     assistant: str | None = None
     run_input: Any = None  # parsed JSON; None: the default chat input
     baseline: Path | None = None
@@ -221,7 +229,7 @@ class SuiteSettings:
             raise OptionError("--sweep and --no-cleanup contradict each other")
         if self.examples < 1:
             raise OptionError("--examples must be at least 1")
-        for name in ("request_timeout", "process_timeout"):
+        for name in ("request_timeout", "process_timeout", "max_response_size"):
             if getattr(self, name) <= 0:
                 raise OptionError(f"--{name.replace('_', '-')} must be positive")
         if self.baseline and not self.baseline.is_file():

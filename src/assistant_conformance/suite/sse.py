@@ -115,6 +115,11 @@ class StreamRead:
         return [e.id for e in self.events]
 
 
+LAST_EVENTS = frozenset({"end", "complete"})  # LangGraph's last event; the deployed server's
+GRACE = 2.0  # seconds a stream may stay open after its last event before the suite stops reading
+OPEN_AFTER_END = f"still open {GRACE:g} s after its last event"
+
+
 def read_stream(
     client: httpx.Client,
     method: str,
@@ -133,6 +138,7 @@ def read_stream(
     cut: str | None = None
     closed = False
     started = time.monotonic()
+    ends_by = deadline  # after a last event (`end`, `complete`): a short grace, not the deadline
     kwargs: dict[str, Any] = {"headers": {"Accept": "text/event-stream", **(headers or {})}}
     if json_body is not None:
         kwargs["json"] = json_body
@@ -149,8 +155,10 @@ def read_stream(
                     if max_events is not None and len(events) >= max_events:
                         cut = "max_events"
                         break
-                if time.monotonic() - started > deadline:
-                    cut = "deadline"
+                    if event.event in LAST_EVENTS:
+                        ends_by = min(ends_by, time.monotonic() - started + GRACE)
+                if time.monotonic() - started > ends_by:
+                    cut = "deadline" if ends_by == deadline else OPEN_AFTER_END
                     break
             else:
                 closed = True

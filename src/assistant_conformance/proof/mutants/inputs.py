@@ -10,6 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from assistant_conformance.proof.mutants._base import (
     KB_PREFIXES,
     STREAMS,
+    THREAD,
     JsonAnswer,
     JsonRequest,
     Mutant,
@@ -137,6 +138,18 @@ class MessageCreatedWithoutId(JsonAnswer):
         return body
 
 
+class ThreadReadWithNaN(JsonAnswer):
+    """ROBUST-RESPONSE-SHAPE: a thread read back carries `NaN` in its metadata, which Python reads
+    as a number but is not JSON (RFC 8259 §6; JSON.parse throws on it)."""
+
+    method, path = "GET", re.compile(THREAD)
+
+    def rewrite(self, body: Any) -> Any:
+        if isinstance(body, dict):
+            return {**body, "metadata": {**(body.get("metadata") or {}), "score": float("nan")}}
+        return body
+
+
 class CountAsText(Mutant):
     """ROBUST-JSON-CONTENT-TYPE: the assistant count (a JSON number) is declared text/plain."""
 
@@ -159,4 +172,5 @@ REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "last-event-id-authorizes": (LastEventIdAuthorizes, ("AUTH-LAST-EVENT-ID-NOT-CREDENTIAL",)),
     "message-created-without-id": (MessageCreatedWithoutId, ("ROBUST-RESPONSE-SHAPE",)),
     "count-as-text": (CountAsText, ("ROBUST-JSON-CONTENT-TYPE",)),
+    "thread-read-with-nan": (ThreadReadWithNaN, ("ROBUST-RESPONSE-SHAPE",)),
 }

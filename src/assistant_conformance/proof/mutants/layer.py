@@ -120,6 +120,25 @@ class StreamNeverEnds(Mutant):
             await asyncio.sleep(0.02)
 
 
+class StreamOpenAfterEnd(Mutant):
+    """RUN-STREAM-ENDS: POST .../runs/stream sends the run's events, its last one included, then
+    keeps the connection open with `: ping` comments forever."""
+
+    method, path = "POST", re.compile(r"/api/ai/threads/[^/]+/runs/stream")
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def kept_open(message: Message) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                await send({**message, "more_body": True})
+                while True:  # until the client goes away (the send then fails)
+                    await asyncio.sleep(0.2)
+                    await send({"type": "http.response.body", "body": b": ping\n\n",
+                                "more_body": True})  # fmt: skip
+            await send(message)
+
+        await self.app(scope, receive, kept_open if self.authorized(scope) else send)
+
+
 class ConversationSearchHangs(Mutant):
     """CONV-STATUS: POST /api/ai/conversations/search never answers."""
 
@@ -140,5 +159,6 @@ REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "empty-bulk-500": (EmptyBulk500, ("KB-V1-STATUS", "KB-KNOWLEDGES-STATUS", "ROBUST-NO-5XX")),
     "deleted-thread-readable": (DeletedThreadReadable, ("THR-DELETE-GONE",)),
     "stream-never-ends": (StreamNeverEnds, ("RUN-STREAM-ENDS",)),
+    "stream-open-after-end": (StreamOpenAfterEnd, ("RUN-STREAM-ENDS",)),
     "conversation-search-hangs": (ConversationSearchHangs, ("CONV-STATUS",)),
 }

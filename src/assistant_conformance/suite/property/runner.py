@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import requests
@@ -22,7 +22,7 @@ from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData
 from schemathesis.openapi.checks import IgnoredAuth
 
-from assistant_conformance.suite import exchange, findings
+from assistant_conformance.suite import door, exchange, findings, strictjson
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
@@ -90,6 +90,9 @@ class Runner:
         cls, target: Target, settings: SuiteSettings, session: requests.Session, run: RunSafety
     ) -> Runner:
         """The runner of a suite run: its target, depth, timeout, ledger and guard."""
+        bounded = door.BoundedAdapter(settings.request_timeout, settings.max_response_size)
+        session.mount("http://", bounded)
+        session.mount("https://", bounded)
         return cls(
             base_url=target.base_url,
             token=target.token,
@@ -141,6 +144,8 @@ class Runner:
         self.sent += 1
         try:
             response = case.call(**self.call_kwargs())
+        except door.AnswerFault as fault:
+            self._fault(case, fault)
         except (requests.Timeout, requests.ConnectionError, TimeoutError) as exc:
             reason = type(exc).__name__
             self.broken = f"{case.operation.label}: no answer within {self.timeout:g} s ({reason})"
@@ -155,6 +160,17 @@ class Runner:
         if intent is not None and self.ledger is not None:
             self.ledger.created(intent, response.status_code, answer)
         return response
+
+    def _fault(self, case: Case, fault: door.AnswerFault) -> NoReturn:
+        """A fault of the answer (the door's bounds): a finding; a slow operation is given up."""
+        op = operation_id(case)
+        requirement = door.requirement_for(fault.kind, status_requirement(op))
+        expected = door.EXPECTED[fault.kind]
+        self.judge.judge(op, requirement, False, expected, fault.what, fault.evidence, fault.kind)
+        if fault.kind in (door.SLOW, door.SILENT):
+            self.broken = fault.what
+            raise TransportBroken(fault.what) from None
+        raise Withheld(fault.what) from None  # no answer to judge: this case is not taken
 
     def withhold_if_not_owned(self, case: Case) -> None:
         """Raise Withheld for a write on an identifier the target showed and the run did not
@@ -188,6 +204,7 @@ class Runner:
         what held recorded as a pass (once per requirement) where the check exercised it."""
         self._finish_with_the_test()
         op = by_label()[case.operation.label]
+        self.check_strict_json(op.operation_id, case, response)
         if case.meta is None or case.meta.generation.mode.is_positive:
             self.judge.control(op.operation_id, op.label, response.status_code)
         if 200 <= response.status_code < 300:
@@ -204,6 +221,16 @@ class Runner:
         for name in completed - failed:
             for req_id in passed_requirements(name, case, response):
                 self.judge.judge(op.operation_id, req_id, True)
+
+    def check_strict_json(self, operation: str, case: Case, response: Response) -> None:
+        """A JSON answer parses by RFC 8259 (schemathesis, like Python, reads NaN as a number)."""
+        if not strictjson.is_json(response.headers.get("content-type", [""])[0]):
+            return
+        if (wrong := strictjson.problem(response.content)) is not None:
+            actual = f"{case.operation.label}: HTTP {response.status_code}; {wrong}"
+            evidence = exchange.from_schemathesis(response)
+            shape, expected = strictjson.REQUIREMENT, strictjson.EXPECTED
+            self.judge.judge(operation, shape, False, expected, actual, evidence, wrong)
 
     def _finish_with_the_test(self) -> None:
         """Held judgements are settled as the test ends (its record's finalizers)."""

@@ -1,0 +1,95 @@
+"""Hostile targets, default options: what each costs the suite in time and peak memory.
+
+    python bench/hostile.py [--json reports/hostile.json]
+
+For each behaviour, the reference runs on loopback with one operation made hostile in front of
+it (selftests/safety_support.Misbehave), and the suite runs the scenario test that reaches that
+operation, with default options (--request-timeout 10 s, --max-response-size 16 MiB). Measured:
+wall time, the suite process's peak RSS (getrusage of the child), exit status and the finding's
+line. The self-test (selftests/test_harness_errors.py) asserts the same behaviours at small bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "selftests"))
+
+from safety_support import TOKEN, Misbehave, reference_app, serve  # noqa: E402
+
+CASES = {
+    "drip (1 byte / 0.5 s, forever)": (
+        {"drip": r"POST /api/ai/threads/[^/]+/history"},
+        "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
+    ),
+    "huge (a JSON body that never ends)": (
+        {"huge": r"GET /api/ai/threads/[^/]+/state"},
+        "tests/test_threads.py::test_state_written_is_the_state_read",
+    ),
+    "cut (closed after 12 of 1000 bytes)": (
+        {"cut": r"GET /api/ai/threads/[^/]+/runs/[^/]+"},
+        "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+    ),
+}
+
+
+def measure(name: str, hostile: dict[str, str], test: str, workdir: Path) -> dict[str, object]:
+    with serve(Misbehave(reference_app(workdir / "server"), **hostile)) as base_url:
+        command = [
+            sys.executable, "-c",
+            "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]);"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr);"
+            "sys.exit(r.returncode)",
+            sys.executable, "-m", "pytest", "-q", test, f"--base-url={base_url}",
+            f"--token={TOKEN}", f"--report-dir={workdir / 'reports'}", "-p", "no:randomly",
+        ]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
+        seconds = time.monotonic() - started
+    peak_kib = int(done.stderr.strip().splitlines()[-1])
+    document = json.loads((workdir / "reports" / "conformance.json").read_text(encoding="utf-8"))
+    lines = [
+        f"{r['id']} {r['verdict']}: {f['actual']}"
+        for r in document["requirements"]
+        for f in r["findings"]
+        if "--request-timeout" in f["actual"] or "RFC 9112" in f["actual"]
+        or "--max-response-size" in f["actual"]
+    ]  # fmt: skip
+    return {
+        "case": name,
+        "seconds": round(seconds, 1),
+        "peak_mib": round(peak_kib / 1024),
+        "exit": done.returncode,
+        "finding": lines[0] if lines else "(none)",
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path, default=ROOT / "reports" / "hostile.json")
+    args = parser.parse_args()
+    rows = []
+    for name, (hostile, test) in CASES.items():
+        with tempfile.TemporaryDirectory() as workdir:
+            rows.append(measure(name, hostile, test, Path(workdir)))
+        print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # Each must end in a finding, never a harness error (exit 3): the oversized answer warns
+    # (exit 0), the others fail their operation's STATUS requirement (exit 1).
+    return 0 if all(r["exit"] in (0, 1) and r["finding"] != "(none)" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The bounds every answer that is not a stream is read under (the scenario layer's door is
+guard.GuardedTransport; the property layer's, property/runner.Runner.send).
+
+- a deadline on the whole answer, from sending to its last byte (--request-timeout), not on each
+  read: an answer that drips one byte at a time costs one timeout, not forever;
+- a cap on its size (--max-response-size): the reading stops there, so memory stays bounded;
+- a complete message (RFC 9112 §8): a connection closed before the body's announced end, broken
+  chunking or a reset is an incomplete answer, not a response.
+
+Each fault is an AnswerFault, which the plugin turns into one finding against the operation and a
+"not judged" for the rest of the test.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+
+from assistant_conformance.suite import strictjson
+from assistant_conformance.suite.exchange import Exchange
+from assistant_conformance.suite.openapi import match_path
+
+SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
+EXPECTED = {
+    LARGE: "an answer the suite can read whole",
+    SLOW: "a whole answer within --request-timeout",
+    SILENT: "an answer within --request-timeout",
+    CUT: "a complete answer (RFC 9112 §8)",
+}
+
+
+def requirement_for(kind: str, status_requirement: str | None) -> str:
+    """The requirement a fault is charged to. No answer, a late one or an incomplete one: the
+    operation did not answer its documented status (RFC 9112 §8: an incomplete message is no
+    response), so its STATUS requirement (MUST) fails. An answer past the cap: the suite cannot
+    read it as the document's small JSON records, a ROBUST-RESPONSE-SHAPE finding (SHOULD): the
+    cap is the suite's bound, not the document's."""
+    if kind == LARGE or status_requirement is None:
+        return strictjson.REQUIREMENT
+    return status_requirement
+
+
+class AnswerFault(Exception):
+    """The target's answer broke a bound of the door; `what` is one readable line."""
+
+    def __init__(self, kind: str, what: str, evidence: Exchange) -> None:
+        super().__init__(what)
+        self.kind = kind
+        self.what = what
+        self.evidence = evidence
+
+
+def evidence(
+    request: httpx.Request, status: int | None, headers: dict[str, str], note: str
+) -> Exchange:
+    """What was sent and the little that came back, for the report and the curl line."""
+    try:
+        body: bytes | None = request.content
+    except httpx.RequestNotRead:
+        body = None
+    return Exchange(request.method, str(request.url), dict(request.headers), body, status,
+                    headers, note)  # fmt: skip
+
+
+def read_bounded(
+    chunks: Iterable[bytes],
+    evidence_of: Callable[[str], Exchange],
+    *,
+    label: str,
+    started: float,
+    deadline: float,
+    cap: int,
+) -> bytes:
+    """The whole body, within `deadline` seconds of `started` and at most `cap` bytes; `label`
+    names the operation in a fault's line, `evidence_of(note)` what was sent."""
+    received: list[bytes] = []
+    size = 0
+
+    def fault(kind: str, what: str) -> AnswerFault:
+        note = f"({size} bytes received: {what})"
+        return AnswerFault(kind, f"{label}: {what}", evidence_of(note))
+
+    try:
+        for chunk in chunks:
+            size += len(chunk)
+            if size > cap:
+                raise fault(LARGE, f"answer larger than {cap} bytes (--max-response-size)")
+            if time.monotonic() - started > deadline:
+                raise fault(SLOW, f"answer not complete within {deadline:g} s (--request-timeout)")
+            received.append(chunk)
+    except httpx.TimeoutException:
+        raise fault(SLOW, f"answer stalled: no byte within {deadline:g} s") from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise fault(CUT, f"incomplete answer (RFC 9112 §8): {reason}") from None
+    return b"".join(received)
+
+
+def label_of(request: requests.PreparedRequest) -> str:
+    path = urlsplit(str(request.url)).path
+    found = match_path(path)
+    return f"{request.method} {found[0] if found else path}"
+
+
+def _urllib3_chunks(raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """urllib3's body chunks, its read faults spelled as httpx's (one reader for both stacks)."""
+    try:
+        while chunk := raw.read1(65536, decode_content=True):  # as bytes arrive, not 64 KiB
+            yield chunk
+    except urllib3.exceptions.ReadTimeoutError as exc:
+        raise httpx.ReadTimeout(str(exc)) from None
+    except (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError) as exc:
+        raise httpx.RemoteProtocolError(str(exc)) from None
+
+
+class BoundedAdapter(HTTPAdapter):
+    """The property layer's door: requests' adapter reading every answer that is not an event
+    stream under the same bounds as the scenario layer's."""
+
+    def __init__(self, deadline: float, cap: int) -> None:
+        super().__init__()
+        self.deadline, self.cap = deadline, cap
+
+    def send(  # type: ignore[override]
+        self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
+    ) -> requests.Response:
+        started = time.monotonic()
+        response = super().send(request, stream=True, **kwargs)  # type: ignore[arg-type]
+        # schemathesis asks every answer as a stream and then reads it whole: only an event
+        # stream (read under its own bound) is left to the caller.
+        if "text/event-stream" in response.headers.get("content-type", ""):
+            return response
+
+        def evidence_of(note: str) -> Exchange:
+            body = request.body.encode() if isinstance(request.body, str) else request.body
+            sent = {k: str(v) for k, v in request.headers.items()}
+            return Exchange(str(request.method), str(request.url), sent,
+                            body if isinstance(body, bytes) else None, response.status_code,
+                            dict(response.headers), note)  # fmt: skip
+
+        try:
+            response._content = read_bounded(
+                _urllib3_chunks(response.raw), evidence_of, label=label_of(request),
+                started=started, deadline=self.deadline, cap=self.cap,
+            )  # fmt: skip
+        finally:
+            response.close()
+        return response

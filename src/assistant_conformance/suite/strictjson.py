@@ -1,0 +1,45 @@
+"""JSON as RFC 8259 defines it, which every client can parse.
+
+Python's json module also reads `NaN`, `Infinity` and `-Infinity`, which are not JSON (RFC 8259
+§6): `JSON.parse` in browsers and Node throws on them. An answer carrying one is a
+ROBUST-RESPONSE-SHAPE finding (SHOULD: the document shows JSON bodies but states no wire rule of
+its own; RFC 8259 is what "JSON" means). So is a body declared JSON that is not UTF-8 (§8.1).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+REQUIREMENT = "ROBUST-RESPONSE-SHAPE"
+EXPECTED = "a JSON body by RFC 8259: UTF-8, no NaN or Infinity"
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259 §6)")
+
+
+def loads(data: str | bytes) -> Any:
+    """Parse strictly: ValueError (UnicodeDecodeError included) for anything that is not JSON."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    return json.loads(text, parse_constant=_refuse)
+
+
+def problem(data: str | bytes) -> str | None:
+    """Why `data` is not strict JSON, or None when it is (or is lenient-JSON-free junk: that is
+    judged elsewhere, as a body that is not JSON at all)."""
+    try:
+        loads(data)
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    except RecursionError:
+        return None
+    except ValueError as exc:
+        if "RFC 8259" in str(exc):
+            return str(exc)
+        return None  # not JSON at all: the content-type and shape checks say so
+    return None
+
+
+def is_json(content_type: str) -> bool:
+    return "json" in content_type.lower()
