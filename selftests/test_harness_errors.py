@@ -187,8 +187,12 @@ def test_operation_that_hangs_costs_one_request_timeout_and_the_run_finishes(run
     }
     assert len(durations) == len(HANG_ONE), durations  # every test ran and was reported
     hung = durations["test_created_thread_is_readable_by_its_id"]
-    assert REQUEST_TIMEOUT <= hung < REQUEST_TIMEOUT + 2.5
+    # Bounded (a loaded CI machine stretched the set-up around the timeout to 2.7 s); that it
+    # was one timeout, not two, is the single finding below.
+    assert REQUEST_TIMEOUT <= hung < 2 * REQUEST_TIMEOUT + 1.5
     reasons = {r["id"]: r for r in run.document()["requirements"]}
+    hangs = [f for f in reasons["THR-STATUS"]["findings"] if "no answer within" in f["actual"]]
+    assert len(hangs) == 1 and reasons["THR-STATUS"].get("repeats", 0) == 0, hangs
     assert "GET /api/ai/threads/{thread_id}: no answer within 2 s (--request-timeout)" in run.output
     assert reasons["THR-STATUS"]["verdict"] == "fail"  # the operation did not answer: a finding
     assert any("no answer within 2 s" in (r["reason"] or "") for r in reasons.values())

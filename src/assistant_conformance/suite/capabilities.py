@@ -14,6 +14,7 @@ import httpx
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, GroupStatus
 from assistant_conformance.report.model import UNSUPPORTED_GROUP as UNSUPPORTED
+from assistant_conformance.suite.door import AnswerFault
 
 __all__ = ["NOT_PROBED", "SUPPORTED", "UNSUPPORTED", "GroupStatus", "declared", "probe"]
 
@@ -50,7 +51,7 @@ def probe(client: httpx.Client, skip: tuple[str, ...] = ()) -> dict[str, GroupSt
         for method, path in probes:
             try:
                 status = client.request(method, path, json={}).status_code
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, AnswerFault) as exc:
                 evidence.append(f"{method} {path} -> {type(exc).__name__}")
                 missing = False  # no answer is no proof of absence
                 continue

@@ -220,6 +220,11 @@ class GuardedTransport(httpx.BaseTransport):
             raise door.AnswerFault(door.CUT, what, nothing) from None
         if "text/event-stream" in request.headers.get("accept", "") and not _is_json(response):
             return response  # a stream (a JSON answer to a stream request is an error: read it)
+        try:
+            response.content  # noqa: B018
+            return response  # already whole (an in-process transport)
+        except httpx.ResponseNotRead:
+            pass
         headers = dict(response.headers)
         try:
             raw = door.read_bounded(

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.exchange import Exchange
 
 
@@ -226,6 +227,8 @@ class LiveStream:
                     self.closed_by_server = True
         except httpx.HTTPError as exc:  # a read timeout included: the stream did not end
             self.error = type(exc).__name__
+        except AnswerFault as fault:  # no answer at all: the thread ends, the test reads why
+            self.error = fault.what
         finally:
             self._done.set()
 

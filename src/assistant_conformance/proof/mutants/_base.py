@@ -79,6 +79,15 @@ async def respond(send: Send, status: int, body: Any) -> None:
     await send({"type": "http.response.body", "body": content})
 
 
+class KbWrite(Mutant):
+    """Base: applies to knowledge-base creates and updates (POST and PUT), under either prefix."""
+
+    path = re.compile(KB_PREFIXES + r"(?:/[^/]+)?")
+
+    def applies(self, scope: Scope) -> bool:
+        return scope["method"] in ("POST", "PUT") and bool(self.path.fullmatch(scope["path"]))
+
+
 class JsonAnswer(Mutant):
     """Base: the app answers as usual, then `rewrite` changes its JSON answer on the way back."""
 

@@ -13,6 +13,7 @@ from assistant_conformance.proof.mutants._base import (
     THREAD,
     JsonAnswer,
     JsonRequest,
+    KbWrite,
     Mutant,
     answer_of,
     json_or_none,
@@ -71,13 +72,8 @@ class KbNumericNameAccepted(JsonRequest):
         return data
 
 
-class KbWithoutNameRejected(Mutant):
+class KbWithoutNameRejected(KbWrite):
     """KB-VALID-ACCEPTED: a knowledge-base body without `name` (none is required) answers 400."""
-
-    path = re.compile(KB_PREFIXES + r"(?:/[^/]+)?")
-
-    def applies(self, scope: Scope) -> bool:
-        return scope["method"] in ("POST", "PUT") and bool(self.path.fullmatch(scope["path"]))
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)

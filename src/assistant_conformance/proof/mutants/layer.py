@@ -11,6 +11,7 @@ from starlette.types import Message, Receive, Scope, Send
 from assistant_conformance.proof.mutants._base import (
     KB_PREFIXES,
     PERMISSIONS,
+    KbWrite,
     Mutant,
     json_or_none,
     read_body,
@@ -45,13 +46,8 @@ class SearchThreadsNoAuth(Mutant):
         await self.app(scope, receive, send)
 
 
-class KbPermissionAnyString(Mutant):
+class KbPermissionAnyString(KbWrite):
     """KB-ALLOWED-VALUES: a knowledge base with a permission outside the enum is accepted."""
-
-    path = re.compile(KB_PREFIXES + r"(?:/[^/]+)?")
-
-    def applies(self, scope: Scope) -> bool:
-        return scope["method"] in ("POST", "PUT") and bool(self.path.fullmatch(scope["path"]))
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)

@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.suite import findings
+from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.ledger import Ledger
 
@@ -151,6 +152,8 @@ def control_run(api: httpx.Client, thread: str, body: dict[str, Any], timeout: f
         response = api.post(f"/api/ai/threads/{thread}/runs/wait", json=body, timeout=timeout)
     except httpx.HTTPError as exc:
         return f"unanswered: runs/wait gave no answer within {timeout:g} s ({type(exc).__name__})"
+    except AnswerFault as fault:
+        return f"unanswered: {fault.what}"
     if not is_success(response):
         return f"with HTTP {response.status_code} from runs/wait"
     answer = json_of(response)
