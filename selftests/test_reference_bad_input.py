@@ -9,6 +9,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,9 +17,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from conftest import TOKEN_A, TOKEN_B
-from safety_support import dump
+from safety_support import dump, serve
 
 from assistant_conformance.reference import embedded
+from assistant_conformance.reference.app import create_app
+from assistant_conformance.reference.context import Settings
 
 API = "/api/ai"
 HUGE = 6 * 1024 * 1024  # over the reference's 5 MiB body limit
@@ -245,3 +248,34 @@ def test_numbers_json_cannot_carry_back_are_refused(
         created = api.request(method, path, content=template.replace(b"X", b"1"),
                               headers=json_header)  # fmt: skip
         assert created.is_success, created.text
+
+
+def test_a_stalled_body_gets_408_and_stalled_clients_do_not_hold_others(tmp_path) -> None:
+    settings = Settings(
+        tokens={TOKEN_A: "a"}, db_path=tmp_path / "r.db", files_dir=tmp_path / "f", body_timeout_s=1
+    )
+    head = (
+        "POST /api/ai/threads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {TOKEN_A}\r\nContent-Length: 100\r\n\r\n"
+    ).encode()
+    with serve(create_app(settings)) as base_url:
+        url = urlsplit(base_url)
+        address = (url.hostname, url.port)
+        stalled = [socket.create_connection(address, timeout=10) for _ in range(20)]
+        started = time.monotonic()
+        for sock in stalled:
+            sock.sendall(head + b'{"metadata": ')  # 13 of the 100 bytes announced, then nothing
+        headers = {"Authorization": f"Bearer {TOKEN_A}"}
+        with httpx.Client(base_url=base_url, headers=headers, timeout=10) as client:
+            served = client.post("/api/ai/threads/search", json={"limit": 10})
+            assert served.status_code == 200 and time.monotonic() - started < 1  # not held up
+            answers = []
+            for sock in stalled:
+                received: list[bytes] = []
+                read_until_closed(sock, received)  # ends: the server closes the connection
+                answers.append(b"".join(received))
+                sock.close()
+            assert time.monotonic() - started < 5
+            assert all(a.startswith(b"HTTP/1.1 408 ") for a in answers), answers[0][:200]
+            expect_json_4xx((408, answers[0].partition(b"\r\n\r\n")[2]))
+            assert client.post("/api/ai/threads/search", json={"limit": 10}).json() == []

@@ -48,5 +48,5 @@ def create_app(settings: Settings) -> FastAPI:
     # Outermost first: size limit, then auth, then query length, then routes.
     app.add_middleware(QueryLimit)
     app.add_middleware(BearerAuth, tokens=lambda: settings.tokens, db=lambda: ctx.db)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, seconds=settings.body_timeout_s)
     return app

@@ -6,6 +6,7 @@ principal that created it.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -61,11 +62,14 @@ class BearerAuth:
 
 
 class BodyLimit:
-    """ASGI middleware: 413 JSON for a request body larger than `limit` bytes."""
+    """ASGI middleware: 413 JSON for a request body larger than `limit` bytes; 408 (and the
+    connection closed) for one not complete within `seconds`, so a client that stalls its body
+    holds neither a request nor a connection for longer."""
 
-    def __init__(self, app: ASGIApp, limit: int):
+    def __init__(self, app: ASGIApp, limit: int, seconds: float = 30.0):
         self.app = app
         self.limit = limit
+        self.seconds = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,18 +80,26 @@ class BodyLimit:
             await error_response(413, f"body exceeds {self.limit} bytes")(scope, receive, send)
             return
         # Chunked bodies carry no length: buffer them up to the limit.
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await error_response(413, f"body exceeds {self.limit} bytes")(scope, receive, send)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        chunks: list[bytes] = []
+        size, more = 0, True
+        try:
+            async with asyncio.timeout(self.seconds):
+                while more:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        break
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.limit:
+                        too_big = error_response(413, f"body exceeds {self.limit} bytes")
+                        await too_big(scope, receive, send)
+                        return
+                    chunks.append(chunk)
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            stalled = f"request body not complete within {self.seconds:g} s"
+            await error_response(408, stalled, {"Connection": "close"})(scope, receive, send)
+            return
         body = b"".join(chunks)
         sent = False
 

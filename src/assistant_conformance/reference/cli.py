@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--token-delay-ms", type=int, default=20, help="delay between streamed tokens"
     )
     parser.add_argument("--max-body-bytes", type=int, default=5 * 1024 * 1024)
+    parser.add_argument(
+        "--body-timeout", type=float, default=30.0, help="seconds a request body may take (408)"
+    )
     return parser
 
 
@@ -60,6 +63,7 @@ def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = 
         files_dir=args.files_dir or db_path.parent / "files",
         token_delay_ms=args.token_delay_ms,
         max_body_bytes=args.max_body_bytes,
+        body_timeout_s=args.body_timeout,
     )
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -20,6 +20,7 @@ class Settings:
     files_dir: Path
     token_delay_ms: int = 20
     max_body_bytes: int = 5 * 1024 * 1024
+    body_timeout_s: float = 30.0  # a request body not complete by then: 408
 
 
 @dataclass
