@@ -24,7 +24,7 @@ from requests.adapters import HTTPAdapter
 
 from assistant_conformance.suite import strictjson
 from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.openapi import match_path
+from assistant_conformance.suite.openapi import operation_label
 
 SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
 EXPECTED = {
@@ -102,12 +102,6 @@ def read_bounded(
     return b"".join(received)
 
 
-def label_of(request: requests.PreparedRequest) -> str:
-    path = urlsplit(str(request.url)).path
-    found = match_path(path)
-    return f"{request.method} {found[0] if found else path}"
-
-
 def _urllib3_chunks(raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
     """urllib3's body chunks, its read faults spelled as httpx's (one reader for both stacks)."""
     try:
@@ -144,9 +138,10 @@ class BoundedAdapter(HTTPAdapter):
                             body if isinstance(body, bytes) else None, response.status_code,
                             dict(response.headers), note)  # fmt: skip
 
+        label = operation_label(str(request.method), urlsplit(str(request.url)).path)
         try:
             response._content = read_bounded(
-                _urllib3_chunks(response.raw), evidence_of, label=label_of(request),
+                _urllib3_chunks(response.raw), evidence_of, label=label,
                 started=started, deadline=self.deadline, cap=self.cap,
             )  # fmt: skip
         finally:

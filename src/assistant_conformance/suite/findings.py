@@ -22,7 +22,7 @@ import pytest
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
 from assistant_conformance.suite.exchange import Exchange, describe
-from assistant_conformance.suite.openapi import by_label, match_path
+from assistant_conformance.suite.openapi import by_label, match_path, operation_label
 
 
 @dataclass
@@ -112,9 +112,7 @@ def not_judged(req_id: str, reason: str) -> None:
 
 def operation_of(response: httpx.Response) -> str:
     """`METHOD /path/{template}` of the request that got `response` (its path off the document)."""
-    request = response.request
-    found = match_path(request.url.path)
-    return f"{request.method} {found[0] if found else request.url.path}"
+    return operation_label(response.request.method, response.request.url.path)
 
 
 def refused_control(control: httpx.Response | None) -> str | None:

@@ -56,8 +56,7 @@ def path_ids(path: str) -> list[str] | None:
 
 def operation_of(request: httpx.Request) -> str:
     """The request's operation: method and path template (or its path, outside the contract)."""
-    found = openapi.match_path(request.url.path)
-    return f"{request.method} {found[0] if found else request.url.path}"
+    return openapi.operation_label(request.method, request.url.path)
 
 
 def _credential(request: httpx.Request) -> str:
@@ -190,8 +189,9 @@ class GuardedTransport(httpx.BaseTransport):
         response = self._answer(request)
         body = None
         if _is_json(response):
-            body = _json(response)
-            if (wrong := strictjson.problem(response.content)) is not None:
+            body, wrong = strictjson.read(response.content)  # one parse for the usual answer
+            if wrong is not None:
+                body = _json(response)  # what Python reads of it (NaN, another charset)
                 response.request = request  # the client sets it later; the evidence needs it now
                 actual = f"{operation_of(request)}: HTTP {response.status_code}; {wrong}"
                 findings.door_failure(strictjson.REQUIREMENT, strictjson.EXPECTED, actual, response)
@@ -255,7 +255,7 @@ class GuardedTransport(httpx.BaseTransport):
 
 
 def _is_json(response: httpx.Response) -> bool:
-    return "json" in response.headers.get("content-type", "").lower()
+    return strictjson.is_json(response.headers.get("content-type", ""))
 
 
 def _json(response: httpx.Response) -> Any:

@@ -276,6 +276,12 @@ def _path_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     )
 
 
+def operation_label(method: str, path: str) -> str:
+    """`METHOD /path/{template}` of a request (its own path where it is off the document)."""
+    found = match_path(path)
+    return f"{method} {found[0] if found else path}"
+
+
 def match_path(path: str) -> tuple[str, dict[str, str]] | None:
     """The path template a request path matches, and its parameters; None outside the document."""
     for template, pattern in _path_patterns():

@@ -33,7 +33,7 @@ from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.findings import TestRecord
 from assistant_conformance.suite.flows.agent import header as agent_header
 from assistant_conformance.suite.flows.agent import summary as agent_summary
-from assistant_conformance.suite.openapi import by_label, match_path
+from assistant_conformance.suite.openapi import by_label, operation_label
 from assistant_conformance.suite.property.scope import status_requirement
 from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
 
@@ -154,8 +154,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 def charge(fault: AnswerFault) -> str:
     """Record a fault of the target's answer in this test; answer the requirement charged."""
-    found = match_path(urlsplit(fault.evidence.url).path)
-    op = by_label().get(f"{fault.evidence.method} {found[0]}" if found else "")
+    op = by_label().get(operation_label(fault.evidence.method, urlsplit(fault.evidence.url).path))
     status = status_requirement(op.operation_id) if op else None
     requirement = door.requirement_for(fault.kind, status)
     findings.door_failure(requirement, door.EXPECTED[fault.kind], fault.what, fault.evidence)

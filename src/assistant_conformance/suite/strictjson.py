@@ -25,20 +25,22 @@ def loads(data: str | bytes) -> Any:
     return json.loads(text, parse_constant=_refuse)
 
 
-def problem(data: str | bytes) -> str | None:
-    """Why `data` is not strict JSON, or None when it is (or is lenient-JSON-free junk: that is
-    judged elsewhere, as a body that is not JSON at all)."""
+def read(data: str | bytes) -> tuple[Any, str | None]:
+    """The value of a strict reading (None when there is none) and why `data` is not strict JSON
+    (None when it is, or when it is not JSON at all: the content-type and shape checks say so)."""
     try:
-        loads(data)
+        return loads(data), None
     except UnicodeDecodeError as exc:
-        return f"not UTF-8 ({exc.reason} at byte {exc.start})"
+        return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
     except RecursionError:
-        return None
+        return None, None
     except ValueError as exc:
-        if "RFC 8259" in str(exc):
-            return str(exc)
-        return None  # not JSON at all: the content-type and shape checks say so
-    return None
+        return None, (str(exc) if "RFC 8259" in str(exc) else None)
+
+
+def problem(data: str | bytes) -> str | None:
+    """Why `data` is not strict JSON, or None (see `read`)."""
+    return read(data)[1]
 
 
 def is_json(content_type: str) -> bool:
