@@ -2,11 +2,11 @@
 
     python bench/hostile.py [--json reports/hostile.json]
 
-For each behaviour, the reference runs on loopback with one operation made hostile in front of
-it (selftests/safety_support.Misbehave), and the suite runs the scenario test that reaches that
-operation, with default options (--request-timeout 10 s, --max-response-size 16 MiB). Measured:
-wall time, the suite process's peak RSS (getrusage of the child), exit status and the finding's
-line. The self-test (selftests/test_harness_errors.py) asserts the same behaviours at small bounds.
+For each hostile mutant (proof/mutants/hostile.py: answers that drip, never end or are cut short,
+streams that stay open), the reference runs on loopback with it in front, and the suite runs the
+scenario test that reaches that operation, with default options (--request-timeout 10 s,
+--max-response-size 16 MiB). Measured: wall time, the suite process's peak RSS (getrusage of the
+child), exit status and the finding's line. The kill table holds each mutant to its Bound in CI.
 """
 
 from __future__ import annotations
@@ -24,26 +24,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "selftests"))
 
-from safety_support import TOKEN, Misbehave, reference_app, serve  # noqa: E402
+from safety_support import TOKEN, reference_app, serve  # noqa: E402
 
-CASES = {
-    "drip (1 byte / 0.5 s, forever)": (
-        {"drip": r"POST /api/ai/threads/[^/]+/history"},
-        "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
+from assistant_conformance.proof import mutants  # noqa: E402
+
+CASES = {  # mutant -> the one test that reaches its operation
+    "answer-drips": "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
+    "answer-never-ends": "tests/test_threads.py::test_state_written_is_the_state_read",
+    "answer-cut-short": "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+    "stream-open-after-end": (
+        "tests/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run"
     ),
-    "huge (a JSON body that never ends)": (
-        {"huge": r"GET /api/ai/threads/[^/]+/state"},
-        "tests/test_threads.py::test_state_written_is_the_state_read",
-    ),
-    "cut (closed after 12 of 1000 bytes)": (
-        {"cut": r"GET /api/ai/threads/[^/]+/runs/[^/]+"},
-        "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+    "stream-pings-without-end": (
+        "tests/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run"
     ),
 }
 
 
-def measure(name: str, hostile: dict[str, str], test: str, workdir: Path) -> dict[str, object]:
-    with serve(Misbehave(reference_app(workdir / "server"), **hostile)) as base_url:
+def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
+    with serve(mutants.wrap(reference_app(workdir / "server"), name)) as base_url:
         command = [
             sys.executable, "-c",
             "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]);"
@@ -63,7 +62,7 @@ def measure(name: str, hostile: dict[str, str], test: str, workdir: Path) -> dic
         for r in document["requirements"]
         for f in r["findings"]
         if "--request-timeout" in f["actual"] or "RFC 9112" in f["actual"]
-        or "--max-response-size" in f["actual"]
+        or "--max-response-size" in f["actual"] or "still open" in f["actual"]
     ]  # fmt: skip
     return {
         "case": name,
@@ -79,15 +78,19 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=ROOT / "reports" / "hostile.json")
     args = parser.parse_args()
     rows = []
-    for name, (hostile, test) in CASES.items():
+    for name, test in CASES.items():
         with tempfile.TemporaryDirectory() as workdir:
-            rows.append(measure(name, hostile, test, Path(workdir)))
+            rows.append(measure(name, test, Path(workdir)))
         print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    # Each must end in a finding, never a harness error (exit 3): the oversized answer warns
-    # (exit 0), the others fail their operation's STATUS requirement (exit 1).
-    return 0 if all(r["exit"] in (0, 1) and r["finding"] != "(none)" for r in rows) else 1
+    # Each must end in a finding within its mutant's bound, never a harness error (exit 3).
+    bounds = {name: mutants.MUTANTS[name][0].bound for name in CASES}
+    return (
+        0
+        if all(r["exit"] == bounds[r["case"]].exit and r["finding"] != "(none)" for r in rows)
+        else 1
+    )
 
 
 if __name__ == "__main__":

@@ -142,9 +142,8 @@ class Misbehave:
     """Around the reference app: requests whose "METHOD /path" matches `hang` never get an answer;
     `endless` ones get an event stream that never ends; `running` (a KB status query) always
     answers every document still running; `echo_auth` reflects the credential in every answer
-    (and answers 200 instead of 201 to `status_200`). Hostile answers: `drip` sends its headers,
-    then one body byte every half second, forever; `huge` a JSON body that never ends; `cut`
-    announces 1000 bytes, sends 12 and closes the connection."""
+    (and answers 200 instead of 201 to `status_200`). Hostile answers are mutants
+    (proof/mutants/hostile.py)."""
 
     def __init__(
         self,
@@ -154,16 +153,10 @@ class Misbehave:
         running: str = "$^",
         echo_auth: bool = False,
         status_200: str = "$^",
-        drip: str = "$^",
-        huge: str = "$^",
-        cut: str = "$^",
     ) -> None:
         self.app = app
         patterns = (hang, endless, running, status_200)
         self.hang, self.endless, self.running, self.status_200 = map(re.compile, patterns)
-        self.hostile = [
-            (re.compile(p), how) for p, how in ((drip, _drip), (huge, _huge), (cut, _cut))
-        ]
         self.echo_auth = echo_auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -176,8 +169,6 @@ class Misbehave:
                 await asyncio.sleep(3600)
             elif self.endless.fullmatch(key):
                 await _endless_stream(send)
-            elif hostile := [how for pattern, how in self.hostile if pattern.fullmatch(key)]:
-                await hostile[0](send)
             else:
                 await self._other(key, scope, receive, send)
         except asyncio.CancelledError:  # the server stops: nothing to say
@@ -192,32 +183,6 @@ class Misbehave:
             )
         else:
             await self.app(scope, receive, send)
-
-
-JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
-async def _drip(send: Send) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
-    while True:
-        await send({"type": "http.response.body", "body": b" ", "more_body": True})
-        await asyncio.sleep(0.5)
-
-
-async def _huge(send: Send) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
-    await send({"type": "http.response.body", "body": b'{"values": [', "more_body": True})
-    chunk = b'"' + b"x" * 65_530 + b'",'
-    while True:
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await asyncio.sleep(0)
-
-
-async def _cut(send: Send) -> None:
-    headers = [*JSON_HEADERS, (b"content-length", b"1000")]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": b'{"run_id": "', "more_body": True})
-    raise RuntimeError("connection dropped mid-answer")  # uvicorn closes the connection
 
 
 async def _endless_stream(send: Send) -> None:

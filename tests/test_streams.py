@@ -33,6 +33,7 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
         flow.runs_url(thread_id, run_id, "/stream"),
         deadline=settings.process_timeout,
         headers=headers,
+        run_ended=flow.ended_probe(api, thread_id, run_id),
     )
     flow.check_stream(read, 200)
     return read
@@ -180,11 +181,18 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
         flow.shown(full.events[: len(seen) + 2]),
         full.exchange,
     )
+    findings.expect(  # a replay that does not end: the end's requirement, not the replay's
+        "RUN-STREAM-ENDS",
+        full.closed_by_server,
+        "the replay of a finished run ends",
+        f"still open ({full.cut})",
+        full.exchange,
+    )
     ok &= findings.expect(
         "RUN-JOIN-REPLAY",
-        full.closed_by_server and len(set(ids)) == len(ids),
-        "a replay that ends, each event once",
-        f"ended={full.closed_by_server}, ids {flow.shown(full.events)}",
+        len(set(ids)) == len(ids),
+        "a replay that sends each event once",
+        f"ids {flow.shown(full.events)}",
         full.exchange,
     )
     if joined:

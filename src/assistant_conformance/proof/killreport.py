@@ -25,6 +25,7 @@ def rows(outcomes: list[Outcome]) -> list[dict[str, str]]:
             "observed": o.problem or shown(o.observed),
             "result": o.result,
             "seconds": f"{o.seconds:.1f}",
+            "peak MiB": "-" if o.peak_mib is None else f"{o.peak_mib:.0f}",
         }
         for o in outcomes
     ]
@@ -41,7 +42,7 @@ def totals(outcomes: list[Outcome]) -> dict[str, str]:
     }
 
 
-COLUMNS = ("case", "kind", "expected", "observed", "result", "seconds")
+COLUMNS = ("case", "kind", "expected", "observed", "result", "seconds", "peak MiB")
 
 
 def markdown(outcomes: list[Outcome], wall: float, jobs: int) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 from assistant_conformance.proof import serve
 from assistant_conformance.proof.killreport import MUTANT, text, totals, write
 from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
+from assistant_conformance.proof.mutants._base import Bound
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report.catalogue import load
@@ -54,6 +55,7 @@ class Case:
     pytest_args: tuple[str, ...]
     summary: str  # the first line of the class docstring
     lenient: bool = False  # a variant the contract allows SHOULD warnings on (no-validation)
+    bound: Bound | None = None  # a hostile mutant's: time, memory and exit status of the run
 
     @property
     def server_args(self) -> list[str]:
@@ -75,6 +77,7 @@ class Outcome:
     log: str = ""  # the end of the pytest output
     result: str = ""  # killed / survived / inexact / passed / failed
     level: str = ""  # the certification level the run reached
+    peak_mib: float | None = None  # the suite process's peak memory (its report says)
 
     @property
     def ok(self) -> bool:
@@ -88,7 +91,7 @@ def summary(cls: type) -> str:
 def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -> list[Case]:
     """The cases to run: every mutant and every variant (or those named)."""
     every = [
-        Case(name, MUTANT, expected, selection(name), summary(cls))
+        Case(name, MUTANT, expected, selection(name), summary(cls), bound=cls.bound)
         for name, (cls, expected) in MUTANTS.items()
     ]
     every += [
@@ -162,15 +165,30 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome
     log_tail = log_path.read_text(errors="replace")[-4000:]
     report = report_dir / "conformance.json"
     observed: dict[str, str] = {}
-    level = ""
+    level, peak = "", None
     if report.exists() and not problem:
         document = json.loads(report.read_text(encoding="utf-8"))
         observed = {r["id"]: r["verdict"] for r in document["requirements"] if r["verdict"] in BAD}
         level = document["certification"]["level"]
+        peak = document.get("peak_memory_mib")
     elif not problem:
         problem = f"no conformance.json (pytest exit {status})"
     seconds = time.monotonic() - started
-    return Outcome(case, observed, seconds, status, problem, log_tail, level=level)
+    if case.bound is not None and not problem:
+        problem = beyond(case.bound, seconds, peak, status)
+    return Outcome(case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak)
+
+
+def beyond(bound: Bound, seconds: float, peak: float | None, status: int | None) -> str:
+    """How a hostile mutant's run broke its bound ("" if it did not)."""
+    broken = []
+    if seconds > bound.seconds:
+        broken.append(f"took {seconds:.0f} s, bound {bound.seconds:g} s")
+    if peak is not None and peak > bound.peak_mib:
+        broken.append(f"peak memory {peak:g} MiB, bound {bound.peak_mib:g} MiB")
+    if status != bound.exit:
+        broken.append(f"exit {status}, bound {bound.exit}")
+    return "; ".join(broken)
 
 
 def judge(outcomes: list[Outcome]) -> None:

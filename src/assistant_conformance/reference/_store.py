@@ -8,13 +8,17 @@ key so that two principals' items never collide.
 from __future__ import annotations
 
 import json
+from contextlib import closing
+from itertools import islice
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from pydantic import Field
 
-from ._http import Options, page, parse_body
+from ._http import Options, parse_body
 from .context import context, now_iso, principal
+from .db import Database, narrows
 from .errors import bad_request, not_found
 
 Doc = dict[str, Any]
@@ -112,15 +116,27 @@ async def delete_item(request: Request) -> Response:
 async def search_items(request: Request) -> Doc:
     db, owner = context(request).db, principal(request)
     options = await parse_body(request, ItemSearch)
+    return {"items": await run_in_threadpool(_search_items, db, owner, options)}
+
+
+def _search_items(db: Database, owner: str, options: ItemSearch) -> list[Doc]:
+    """Newest first, narrowed by the index, read on a worker thread (off the event loop)."""
     prefix = options.namespace_prefix or []
-    found = [
-        (item, _score(options.query, item["value"]))
-        for item in reversed(db.list(ITEM, owner))  # newest first
-        if _has_prefix(item["namespace"], prefix) and _matches(options.filter or {}, item["value"])
-    ]
-    if options.query:
-        found = sorted((f for f in found if f[1]), key=lambda f: -(f[1] or 0))
-    return {"items": page([_public(i, s) for i, s in found], options.limit, options.offset)}
+    equals = {f"namespace.{i}": label for i, label in enumerate(prefix) if narrows(label)}
+    equals |= {f"value.{k}": v for k, v in (options.filter or {}).items() if narrows(v)}
+    with closing(db.scan(ITEM, owner, equals)) as items:
+        found = (
+            (item, _score(options.query, item["value"]))
+            for item in items
+            if _has_prefix(item["namespace"], prefix)
+            and _matches(options.filter or {}, item["value"])
+        )
+        if options.query:
+            ranked = sorted((f for f in found if f[1]), key=lambda f: -(f[1] or 0))
+            chosen = ranked[options.offset : options.offset + options.limit]
+        else:
+            chosen = list(islice(found, options.offset, options.offset + options.limit))
+    return [_public(i, s) for i, s in chosen]
 
 
 @router.post("/store/namespaces", status_code=201)

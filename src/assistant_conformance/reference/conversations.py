@@ -12,9 +12,11 @@ messages and their feedbacks.
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from ._input import (
@@ -30,7 +32,7 @@ from ._input import (
     string,
 )
 from .context import context, new_id, now_iso, principal
-from .db import Doc
+from .db import Database, Doc, narrows
 from .errors import bad_request, not_found
 
 CONVERSATION = "conversation"
@@ -74,8 +76,19 @@ async def create_conversation(request: Request) -> JSONResponse:
 @router.post("/conversations/search")
 async def search_conversations(request: Request) -> JSONResponse:
     query = _search_query(await json_body(request, required=False), CONVERSATION_FIELDS)
-    conversations = context(request).db.list(CONVERSATION, principal(request))
-    return respond(_page(_matching(conversations, query, substring="title"), query))
+    db, owner = context(request).db, principal(request)
+    return respond(await run_in_threadpool(_search_conversations, db, owner, query))
+
+
+def _search_conversations(db: Database, owner: str, query: dict[str, Any]) -> dict[str, Any]:
+    """Narrowed by the index (all but the title, matched as a substring), read on a worker
+    thread (off the event loop); in creation order, every match counted for `total`."""
+    equals = {
+        k: v for k, v in query.items() if k not in PAGING_FIELDS and k != "title" and narrows(v)
+    }
+    with closing(db.scan(CONVERSATION, owner, equals)) as found:
+        conversations = list(found)[::-1]
+    return _page(_matching(conversations, query, substring="title"), query)
 
 
 @router.get("/conversations/{conversation_id}")

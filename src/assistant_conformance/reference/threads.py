@@ -13,9 +13,12 @@ Frames are `id: N` (the event's sequence number in the run, 1, 2, ...), `event:`
 
 from __future__ import annotations
 
+from contextlib import closing
+from itertools import islice
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from pydantic import Field
 
 from . import _assistants, _runs, _store
@@ -38,6 +41,7 @@ from ._records import (
     thread_runs,
 )
 from .context import Context, context, new_id, principal
+from .db import Database, narrows
 from .errors import ApiError, bad_request, not_found
 
 Doc = dict[str, Any]
@@ -102,16 +106,30 @@ async def create_thread(request: Request) -> Doc:
 async def search_threads(request: Request) -> list[Doc]:
     db, owner = context(request).db, principal(request)
     options = await parse_body(request, ThreadSearch)
-    threads = [
-        t
-        for t in reversed(db.list(THREAD, owner))  # newest first
-        if is_subset(options.metadata or {}, t["metadata"])
-        and is_subset(options.values or {}, t["values"])
-        and options.status in (None, t["status"])
-        and (options.ids is None or t["thread_id"] in options.ids)
-    ]
-    threads = sort_docs(threads, options.sort_by, options.sort_order)
-    return [public(t) for t in threads[options.offset : options.offset + options.limit]]
+    return await run_in_threadpool(_search_threads, db, owner, options)
+
+
+def _search_threads(db: Database, owner: str, options: ThreadSearch) -> list[Doc]:
+    """Newest first, narrowed by the index, read on a worker thread (off the event loop)."""
+    equals = {"status": options.status} if options.status else {}
+    for field in ("metadata", "values"):
+        wanted = getattr(options, field) or {}
+        equals |= {f"{field}.{k}": v for k, v in wanted.items() if narrows(v)}
+    with closing(db.scan(THREAD, owner, equals)) as threads:
+        found = (
+            t
+            for t in threads
+            if is_subset(options.metadata or {}, t["metadata"])
+            and is_subset(options.values or {}, t["values"])
+            and options.status in (None, t["status"])
+            and (options.ids is None or t["thread_id"] in options.ids)
+        )
+        if options.sort_by:
+            chosen = sort_docs(list(found), options.sort_by, options.sort_order)
+            chosen = chosen[options.offset : options.offset + options.limit]
+        else:
+            chosen = list(islice(found, options.offset, options.offset + options.limit))
+    return [public(t) for t in chosen]
 
 
 @router.get("/threads/{thread_id}")

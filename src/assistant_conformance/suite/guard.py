@@ -218,14 +218,24 @@ class GuardedTransport(httpx.BaseTransport):
             what = f"{operation_of(request)}: the connection closed without an answer ({exc})"
             nothing = door.evidence(request, None, {}, "")
             raise door.AnswerFault(door.CUT, what, nothing) from None
+        headers = dict(response.headers)
         if "text/event-stream" in request.headers.get("accept", "") and not _is_json(response):
-            return response  # a stream (a JSON answer to a stream request is an error: read it)
+            # a stream (a JSON answer to a stream request is an error: read it): capped only
+            capped = door.CappedStream(
+                response.stream,  # type: ignore[arg-type]
+                self.guard.max_response_size,
+                operation_of(request),
+                lambda note: door.evidence(request, response.status_code, headers, note),
+            )
+            return httpx.Response(
+                response.status_code, headers=response.headers, stream=capped,
+                extensions=response.extensions,
+            )  # fmt: skip
         try:
             response.content  # noqa: B018
             return response  # already whole (an in-process transport)
         except httpx.ResponseNotRead:
             pass
-        headers = dict(response.headers)
         try:
             raw = door.read_bounded(
                 response.iter_raw(),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import sys
 import time
 from collections.abc import Generator
 from datetime import UTC, datetime
@@ -156,7 +157,7 @@ def charge(fault: AnswerFault) -> str:
     """Record a fault of the target's answer in this test; answer the requirement charged."""
     op = by_label().get(operation_label(fault.evidence.method, urlsplit(fault.evidence.url).path))
     status = status_requirement(op.operation_id) if op else None
-    requirement = door.requirement_for(fault.kind, status)
+    requirement = door.requirement_for(status)
     findings.door_failure(requirement, door.EXPECTED[fault.kind], fault.what, fault.evidence)
     return requirement
 
@@ -256,6 +257,7 @@ def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> 
         "seed": settings.seed,
         "started": started.isoformat(timespec="seconds"),
         "duration_seconds": round(duration, 3),
+        "peak_memory_mib": peak_memory_mib(),
         "options": {
             "base_url": settings.base_url,
             "alt_token_given": settings.alt_token is not None or not settings.base_url,
@@ -269,6 +271,16 @@ def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> 
             "unsupported": list(settings.unsupported),
         },
     }
+
+
+def peak_memory_mib() -> float | None:
+    """The suite process's peak resident memory so far (None where the OS does not say)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 def _sha256(path: Path) -> str:

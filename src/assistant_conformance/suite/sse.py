@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,8 +117,13 @@ class StreamRead:
 
 
 LAST_EVENTS = frozenset({"end", "complete"})  # LangGraph's last event; the deployed server's
-GRACE = 2.0  # seconds a stream may stay open after its last event before the suite stops reading
+GRACE = 2.0  # seconds a stream may stay open after its run ended before the suite stops reading
+QUIET = 1.0  # seconds without an event after which the suite asks whether the run has ended
 OPEN_AFTER_END = f"still open {GRACE:g} s after its last event"
+OPEN_AFTER_RUN = f"still open {GRACE:g} s after its run ended (GET of the run)"
+
+# Whether the run a stream tells of has ended, from its events so far and its answer's headers.
+RunEnded = Callable[[list[SseEvent], dict[str, str]], bool]
 
 
 def read_stream(
@@ -130,16 +135,20 @@ def read_stream(
     max_events: int | None = None,
     headers: dict[str, str] | None = None,
     json_body: Any = None,
+    run_ended: RunEnded | None = None,
 ) -> StreamRead:
     """Read a stream until the server ends it, `max_events` arrived, or `deadline` seconds pass.
 
+    Once the run has ended (its last event arrived, or `run_ended` says so after QUIET seconds
+    without an event) the stream gets GRACE seconds to end, not the rest of the deadline.
     Reading stops early by closing the connection, which is how a client "drops" a stream.
     """
     events: list[SseEvent] = []
     cut: str | None = None
     closed = False
     started = time.monotonic()
-    ends_by = deadline  # after a last event (`end`, `complete`): a short grace, not the deadline
+    ends_by, why = deadline, "deadline"
+    last_seen = asked = started
     kwargs: dict[str, Any] = {"headers": {"Accept": "text/event-stream", **(headers or {})}}
     if json_body is not None:
         kwargs["json"] = json_body
@@ -151,15 +160,21 @@ def read_stream(
                 if first:
                     line, first = line.removeprefix("\ufeff"), False
                 event = decoder.feed(line)
+                now = time.monotonic()
                 if event is not None:
                     events.append(event)
+                    last_seen = now
                     if max_events is not None and len(events) >= max_events:
                         cut = "max_events"
                         break
-                    if event.event in LAST_EVENTS:
-                        ends_by = min(ends_by, time.monotonic() - started + GRACE)
-                if time.monotonic() - started > ends_by:
-                    cut = "deadline" if ends_by == deadline else OPEN_AFTER_END
+                    if event.event in LAST_EVENTS and why == "deadline":
+                        ends_by, why = now - started + GRACE, OPEN_AFTER_END
+                elif run_ended and why == "deadline" and now - max(last_seen, asked) >= QUIET:
+                    asked = now
+                    if run_ended(events, dict(response.headers)):
+                        ends_by, why = now - started + GRACE, OPEN_AFTER_RUN
+                if now - started > ends_by:
+                    cut = why
                     break
             else:
                 closed = True
@@ -167,6 +182,8 @@ def read_stream(
             cut = "read-timeout"
         except httpx.RemoteProtocolError:
             closed = True  # the server dropped the connection mid-body: the stream ended
+        except AnswerFault as fault:  # past the door's cap
+            cut = fault.what
         text = "\n".join(f"id: {e.id}\nevent: {e.event}\ndata: {e.data}\n" for e in events[:5])
         exchange = Exchange.of(response, body_text=text)
     return StreamRead(

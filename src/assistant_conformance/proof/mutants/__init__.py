@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp
 
-from assistant_conformance.proof.mutants import flows, inputs, layer, semantics, statuses, streams
+from assistant_conformance.proof.mutants import (
+    flows,
+    hostile,
+    inputs,
+    layer,
+    semantics,
+    statuses,
+    streams,
+)
 from assistant_conformance.proof.mutants._base import EventFrames, Mutant, read_body
 
 __all__ = ["MUTANTS", "PROPERTY_LAYER", "EventFrames", "read_body", "selection", "wrap"]
@@ -22,6 +30,7 @@ MUTANTS: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     **streams.REGISTRY,
     **semantics.REGISTRY,
     **inputs.REGISTRY,
+    **hostile.REGISTRY,
 }
 
 
@@ -94,6 +103,10 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "message-created-without-id": ("tests/test_conversations.py",),
     "count-as-text": ("tests/test_property.py", "-k", "countAssistants"),
     "thread-read-with-nan": ("tests/test_threads.py",),
+    # hostile answers, with default options: the one test that reaches the operation
+    "answer-drips": ("tests/test_threads.py", "-k", "history_grows"),
+    "answer-never-ends": ("tests/test_threads.py", "-k", "state_written"),
+    "answer-cut-short": ("tests/test_runs.py", "-k", "run_list_pages"),
     "kb-without-name-rejected": (
         "tests/test_property.py",
         "-k",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -12,11 +13,22 @@ KB_PREFIXES = r"/api/ai/(?:v1/kb|knowledges)"
 PERMISSIONS = ("private", "organization", "public")
 
 
+@dataclass(frozen=True)
+class Bound:
+    """What the suite must still do against a hostile mutant (the kill table measures it): end
+    within `seconds` (server start included), peak at most `peak_mib` of memory, exit `exit`."""
+
+    seconds: float = 120.0  # a hostile target may cost two minutes more than a normal one
+    peak_mib: float = 512.0
+    exit: int = 1  # 1: the finding is a MUST failure
+
+
 class Mutant:
     """Base: passes everything through; a subclass changes the requests `applies` selects."""
 
     method = ""
     path = re.compile(r"$^")
+    bound: Bound | None = None  # a hostile mutant's bound on the run (hostile.py)
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -26,6 +38,11 @@ class Mutant:
             await self.mutate(scope, receive, send)
         else:
             await self.app(scope, receive, send)
+
+    @property
+    def state(self) -> Any:
+        """The reference app's state, also through other mutants (so mutants stack)."""
+        return self.app.state  # type: ignore[attr-defined]
 
     def applies(self, scope: Scope) -> bool:
         return scope["method"] == self.method and bool(self.path.fullmatch(scope["path"]))
@@ -37,11 +54,11 @@ class Mutant:
         """Whether the request carries one of the reference's tokens (so auth stays as it was)."""
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
         scheme, _, credential = header.partition(" ")
-        tokens = self.app.state.context.settings.tokens  # type: ignore[attr-defined]
+        tokens = self.state.context.settings.tokens
         return scheme.lower() == "bearer" and credential.strip() in tokens
 
     def a_token(self) -> str:
-        return next(iter(self.app.state.context.settings.tokens))  # type: ignore[attr-defined]
+        return next(iter(self.state.context.settings.tokens))
 
 
 async def read_body(receive: Receive) -> bytes:

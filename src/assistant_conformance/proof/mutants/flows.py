@@ -29,7 +29,7 @@ class StatusAnswersOtherDocuments(Mutant):
         match = self.path.fullmatch(scope["path"])
         query = scope.get("query_string", b"")
         if match and self.authorized(scope) and re.search(rb"(?:^|&)ids=.", query):
-            db = self.app.state.context.db  # type: ignore[attr-defined]
+            db = self.state.context.db
             every = [d["id"] for d in db.list("knowledge_document", None, parent=match[1])]
             scope = {**scope, "query_string": b"ids=" + ",".join(every).encode()}
         await self.app(scope, receive, send)

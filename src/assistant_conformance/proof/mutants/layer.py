@@ -1,8 +1,8 @@
-"""Mutants the property layer catches (tests/test_property.py, tests/test_stateful.py)."""
+"""Mutants the property layer catches (tests/test_property.py, tests/test_stateful.py); its hostile
+ones are in hostile.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
@@ -97,56 +97,6 @@ class DeletedThreadReadable(Mutant):
         await respond(send, 202, None)
 
 
-class StreamNeverEnds(Mutant):
-    """RUN-STREAM-ENDS: POST .../runs/stream answers 201 and a stream of events that never ends."""
-
-    method, path = "POST", re.compile(r"/api/ai/threads/[^/]+/runs/stream")
-
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.authorized(scope):
-            await self.app(scope, receive, send)
-            return
-        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-        await send({"type": "http.response.start", "status": 201, "headers": headers})
-        n = 0
-        while True:  # until the client goes away (the send then fails)
-            n += 1
-            event = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-            await asyncio.sleep(0.02)
-
-
-class StreamOpenAfterEnd(Mutant):
-    """RUN-STREAM-ENDS: POST .../runs/stream sends the run's events, its last one included, then
-    keeps the connection open with `: ping` comments forever."""
-
-    method, path = "POST", re.compile(r"/api/ai/threads/[^/]+/runs/stream")
-
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def kept_open(message: Message) -> None:
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                await send({**message, "more_body": True})
-                while True:  # until the client goes away (the send then fails)
-                    await asyncio.sleep(0.2)
-                    await send({"type": "http.response.body", "body": b": ping\n\n",
-                                "more_body": True})  # fmt: skip
-            await send(message)
-
-        await self.app(scope, receive, kept_open if self.authorized(scope) else send)
-
-
-class ConversationSearchHangs(Mutant):
-    """CONV-STATUS: POST /api/ai/conversations/search never answers."""
-
-    method, path = "POST", re.compile(r"/api/ai/conversations/search")
-
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.authorized(scope):
-            await self.app(scope, receive, send)
-            return
-        await asyncio.sleep(3600)
-
-
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "create-thread-200": (CreateThread200, ("THR-STATUS",)),
     "search-threads-no-auth": (SearchThreadsNoAuth, ("AUTH-MISSING-REJECTED",)),
@@ -154,7 +104,4 @@ REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "status-ids-optional": (StatusIdsOptional, ("KB-STATUS-IDS-REQUIRED",)),
     "empty-bulk-500": (EmptyBulk500, ("KB-V1-STATUS", "KB-KNOWLEDGES-STATUS", "ROBUST-NO-5XX")),
     "deleted-thread-readable": (DeletedThreadReadable, ("THR-DELETE-GONE",)),
-    "stream-never-ends": (StreamNeverEnds, ("RUN-STREAM-ENDS",)),
-    "stream-open-after-end": (StreamOpenAfterEnd, ("RUN-STREAM-ENDS",)),
-    "conversation-search-hangs": (ConversationSearchHangs, ("CONV-STATUS",)),
 }

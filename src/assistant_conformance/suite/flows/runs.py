@@ -23,11 +23,18 @@ from urllib.parse import unquote
 import httpx
 
 from assistant_conformance.suite import findings, strictjson
+from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.flows import is_success, json_of, poll
 from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.sse import LiveStream, SseEvent, StreamRead, read_stream
+from assistant_conformance.suite.sse import (
+    LiveStream,
+    RunEnded,
+    SseEvent,
+    StreamRead,
+    read_stream,
+)
 
 THREADS = "/api/ai/threads"
 TERMINAL = frozenset({"success", "error", "timeout", "interrupted"})
@@ -142,6 +149,23 @@ def wait_terminal(api: httpx.Client, thread_id: str, run_id: str, timeout: float
     return response
 
 
+def ended_probe(api: httpx.Client, thread_id: str, run_id: str = "") -> RunEnded:
+    """For a stream reader: whether the run (`run_id`, else the one its stream announces) has a
+    terminal status by GET of the run. No answer or no run id yet: not known to have ended."""
+
+    def ended(events: list[SseEvent], headers: dict[str, str]) -> bool:
+        found = run_id or run_id_in(events, headers)
+        if not found:
+            return False
+        try:
+            response = api.get(runs_url(thread_id, found))
+        except (httpx.HTTPError, AnswerFault):
+            return False
+        return is_success(response) and run_status(response) in TERMINAL
+
+    return ended
+
+
 # --- streams -------------------------------------------------------------------------------------
 
 
@@ -250,6 +274,7 @@ def stream_run(
         max_events=max_events,
         headers=headers,
         json_body=body,
+        run_ended=ended_probe(api, thread_id),
     )
     check_stream(read, 201)
     return StreamedRun(api, thread_id, read, tuple(known))

@@ -162,12 +162,13 @@ class Runner:
         return response
 
     def _fault(self, case: Case, fault: door.AnswerFault) -> NoReturn:
-        """A fault of the answer (the door's bounds): a finding; a slow operation is given up."""
+        """A fault of the answer (the door's bounds): a finding; an operation that answers too
+        slowly or too much is given up (each case would cost the bound again)."""
         op = operation_id(case)
-        requirement = door.requirement_for(fault.kind, status_requirement(op))
+        requirement = door.requirement_for(status_requirement(op))
         expected = door.EXPECTED[fault.kind]
         self.judge.judge(op, requirement, False, expected, fault.what, fault.evidence, fault.kind)
-        if fault.kind in (door.SLOW, door.SILENT):
+        if fault.kind in (door.SLOW, door.SILENT, door.LARGE):
             self.broken = fault.what
             raise TransportBroken(fault.what) from None
         raise Withheld(fault.what) from None  # no answer to judge: this case is not taken

@@ -1,0 +1,154 @@
+"""Hostile mutants: targets that misbehave below the contract (answers that drip, never end, are
+cut short, streams that stay open, operations that never answer). Each breaks one requirement
+and carries a Bound: the suite, with default options, must end within it, in bounded memory,
+with the named requirement failed, never a hang, an out-of-memory kill or a harness error.
+Only requests with one of the reference's tokens are hostile, so the auth checks stay as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from starlette.types import Message, Receive, Scope, Send
+
+from assistant_conformance.proof.mutants._base import RUN, THREAD, Bound, EventFrames, Mutant
+
+JSON_HEADERS = [(b"content-type", b"application/json")]
+STREAM = re.compile(THREAD + r"/runs/stream")
+STREAM_BOUND = Bound(exit=0)  # RUN-STREAM-ENDS is a SHOULD: a warning, exit 0
+
+
+def pinging_forever(send: Send) -> Send:
+    """`send`, except that the end of a body becomes `: ping` comments every 0.2 s, forever
+    (until the client goes away: the send then fails)."""
+
+    async def kept_open(message: Message) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            await send({**message, "more_body": True})
+            while True:
+                await asyncio.sleep(0.2)
+                await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+        await send(message)
+
+    return kept_open
+
+
+class Hostile(Mutant):
+    """Base: requests with a token of the reference get `misbehave`; others the reference."""
+
+    bound = Bound()
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.authorized(scope):
+            await self.misbehave(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
+class AnswerDrips(Hostile):
+    """THR-STATUS: POST /api/ai/threads/{id}/history sends its headers, then one body byte every
+    half second, forever (each read is quick: only a bound on the whole answer ends it)."""
+
+    method, path = "POST", re.compile(THREAD + "/history")
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
+        while True:
+            await send({"type": "http.response.body", "body": b" ", "more_body": True})
+            await asyncio.sleep(0.5)
+
+
+class AnswerNeverEnds(Hostile):
+    """THR-STATUS: GET /api/ai/threads/{id}/state answers a JSON body that never ends, as fast
+    as the connection takes it (a 3 GB answer, and more)."""
+
+    method, path = "GET", re.compile(THREAD + "/state")
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
+        await send({"type": "http.response.body", "body": b'{"values": [', "more_body": True})
+        chunk = b'"' + b"x" * 65_530 + b'",'
+        while True:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(0)
+
+
+class AnswerCutShort(Hostile):
+    """RUN-STATUS: GET /api/ai/threads/{id}/runs/{run_id} announces 1000 bytes, sends 12 and
+    closes the connection (RFC 9112 §8: an incomplete message)."""
+
+    method, path = "GET", re.compile(RUN)
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [*JSON_HEADERS, (b"content-length", b"1000")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"run_id": "', "more_body": True})
+        raise RuntimeError("connection dropped mid-answer")  # uvicorn closes the connection
+
+
+class StreamNeverEnds(Hostile):
+    """RUN-STREAM-ENDS: POST .../runs/stream answers 201 and a stream of events that never ends."""
+
+    bound = STREAM_BOUND
+    method, path = "POST", STREAM
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 201, "headers": headers})
+        n = 0
+        while True:
+            n += 1
+            event = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+            await asyncio.sleep(0.02)
+
+
+class StreamOpenAfterEnd(Hostile):
+    """RUN-STREAM-ENDS: POST .../runs/stream sends the run's events, its last one included, then
+    keeps the connection open with `: ping` comments forever."""
+
+    bound = STREAM_BOUND
+    method, path = "POST", STREAM
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, pinging_forever(send))
+
+
+class StreamPingsWithoutEnd(EventFrames):
+    """RUN-STREAM-ENDS: the run streams leave out their last event (`end`) and, once the run has
+    ended, stay open with `: ping` comments forever: only GET of the run tells it has ended."""
+
+    bound = STREAM_BOUND
+
+    def applies(self, scope: Scope) -> bool:
+        return super().applies(scope) and self.authorized(scope)
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await super().mutate(scope, receive, pinging_forever(send))
+
+    def frame(self, frame: bytes) -> bytes:
+        return b"" if b"event: end" in frame.split(b"\n") else frame
+
+
+class ConversationSearchHangs(Hostile):
+    """CONV-STATUS: POST /api/ai/conversations/search never answers."""
+
+    method, path = "POST", re.compile(r"/api/ai/conversations/search")
+
+    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await asyncio.sleep(3600)
+
+
+REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
+    "answer-drips": (AnswerDrips, ("THR-STATUS",)),
+    "answer-never-ends": (AnswerNeverEnds, ("THR-STATUS",)),
+    "answer-cut-short": (AnswerCutShort, ("RUN-STATUS",)),
+    "stream-never-ends": (StreamNeverEnds, ("RUN-STREAM-ENDS",)),
+    "stream-open-after-end": (StreamOpenAfterEnd, ("RUN-STREAM-ENDS",)),
+    "stream-pings-without-end": (StreamPingsWithoutEnd, ("RUN-STREAM-ENDS",)),
+    "conversation-search-hangs": (ConversationSearchHangs, ("CONV-STATUS",)),
+}
