@@ -58,7 +58,9 @@ def run_suite(
     cwd: Path = ROOT,
 ) -> Done:
     """`pytest <args>` from the project root (its conftest loads the plugin), bounded."""
-    command = [sys.executable, "-m", "pytest", "-q", f"--report-dir={report_dir}", *args]
+    cache = f"cache_dir={report_dir}/.cache"  # not the checkout's: runs go several at a time
+    command = [sys.executable, "-m", "pytest", "-q", f"--report-dir={report_dir}", "-o", cache]
+    command += args
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
     started = time.monotonic()
     done = subprocess.run(
@@ -83,13 +85,16 @@ def reference_app(workdir: Path, tokens: tuple[str, ...] = (TOKEN, ALT_TOKEN)) -
 
 
 @contextmanager
-def serve(app: ASGIApp) -> Iterator[str]:
-    """Serve an ASGI app with uvicorn in a thread on a free loopback port; answer its base URL."""
+def serve(app: ASGIApp, tls: tuple[str, str] | None = None) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free loopback port; answer its base URL.
+    `tls`: (certificate file, key file) to serve HTTPS."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    certfile, keyfile = tls or (None, None)
     config = uvicorn.Config(
-        app, log_level="critical", access_log=False, timeout_graceful_shutdown=1
-    )
+        app, log_level="critical", access_log=False, timeout_graceful_shutdown=1,
+        ssl_certfile=certfile, ssl_keyfile=keyfile,
+    )  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -98,7 +103,7 @@ def serve(app: ASGIApp) -> Iterator[str]:
         assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -167,7 +167,8 @@ def run_auth_suite(
     thread.start()
     try:
         command = [
-            sys.executable, "-m", "pytest", "tests/test_auth.py", "-q", "-p", "no:cacheprovider",
+            sys.executable, "-m", "pytest", "tests/test_auth.py", "-q",
+            "-o", f"cache_dir={out}/.cache",
             "--base-url", proxy.base_url, "--token", TOKEN_A, "--alt-token", TOKEN_B,
             "--report-dir", str(out / "reports"), "--junitxml", str(out / "junit.xml"), *args,
         ]  # fmt: skip

@@ -49,7 +49,7 @@ class Run:
 def run_layer(
     base_url: str, report_dir: Path, seed: int = 0, select: str | None = None, extra: list[str] = ()
 ) -> Run:
-    args = [sys.executable, "-m", "pytest", *LAYER, "-q", "-p", "no:cacheprovider"]
+    args = [sys.executable, "-m", "pytest", *LAYER, "-q", "-o", f"cache_dir={report_dir}/.cache"]
     args += ["--base-url", base_url, "--token", TOKEN_A, "--report-dir", str(report_dir)]
     args += ["--seed", str(seed), *extra] + (["-k", select] if select else [])
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)

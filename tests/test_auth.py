@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite import sse
+from assistant_conformance.suite import sse, transport
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.findings import expect
 from assistant_conformance.suite.flows import is_success, json_of
@@ -122,14 +122,13 @@ def _every_operation_on_a_resource() -> list[Any]:
 @pytest.fixture(scope="module")
 def clients(target: Target, suite_settings: SuiteSettings) -> Iterator[dict[str, httpx.Client]]:
     """One client per credential case, each bounded by the request timeout."""
+    policy = transport.current()
     made = {
-        case: httpx.Client(
-            base_url=target.base_url,
-            timeout=suite_settings.request_timeout,
-            headers={"Authorization": value} if value is not None else {},
-        )
-        for case, value in CASES.items()
+        case: policy.client(target.base_url, None, suite_settings.request_timeout) for case in CASES
     }
+    for case, value in CASES.items():
+        if value is not None:
+            made[case].headers["Authorization"] = value
     yield made
     for client in made.values():
         client.close()

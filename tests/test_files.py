@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite import findings
+from assistant_conformance.suite import findings, transport
 from assistant_conformance.suite.flows import SHAPE, identifier, is_success, json_of
 from assistant_conformance.suite.ledger import Ledger
 
@@ -65,8 +65,8 @@ def expiry_of(body: dict[str, Any], created: float) -> float | None:
 
 
 def read_with(api: httpx.Client, secret: str) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {secret}"}
-    with httpx.Client(base_url=api.base_url, headers=headers, timeout=api.timeout) as client:
+    timeout = api.timeout.read or 10.0
+    with transport.current().client(str(api.base_url), secret, timeout) as client:
         return client.post(READ_PROBE, json={"limit": 1})
 
 

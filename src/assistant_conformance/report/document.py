@@ -84,6 +84,28 @@ def runs_line(doc: dict[str, Any]) -> str | None:
     )
 
 
+def transport_line(doc: dict[str, Any]) -> str | None:
+    """One line on how the target was reached, when it was not plainly: TLS not verified or
+    checked against a CA bundle, extra headers, a rate limit, throttled requests waited out."""
+    way = doc.get("transport")
+    if not way:
+        return None
+    parts = [f"{doc['workers']} workers (--concurrency)"] if doc.get("workers", 1) > 1 else []
+    if way["tls"] != "verified":
+        parts.append(f"TLS {way['tls']}")
+    if way["headers"]:
+        parts.append(f"extra headers {', '.join(way['headers'])}")
+    if way["rate_limit"]:
+        parts.append(f"rate limit {way['rate_limit']:g}/s")
+    throttled = way["throttled"]
+    if throttled["requests"]:
+        parts.append(
+            f"the target throttled {throttled['requests']} requests, "
+            f"{throttled['seconds']:g} s waited (not findings)"
+        )
+    return "transport: " + "; ".join(parts) if parts else None
+
+
 def _count(verdicts: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for verdict in verdicts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from assistant_conformance.report.document import runs_line
+from assistant_conformance.report.document import runs_line, transport_line
 
 MAX_FINDINGS = 5
 OPEN = ("fail", "error")  # evidence shown unfolded
@@ -128,6 +128,8 @@ def _summary(doc: dict[str, Any]) -> list[str]:
         f"<dt>Target</dt><dd>{e(doc['target'])}</dd>",
         f"<dt>Certification level</dt><dd><strong>{e(cert['level'])}</strong></dd>",
         f"<dt>Runs</dt><dd>{e((runs_line(doc) or 'none').removeprefix('runs: '))}</dd>",
+        f"<dt>Transport</dt><dd>{e((transport_line(doc) or 'plain').removeprefix('transport: '))}"
+        "</dd>",
         f"<dt>Started</dt><dd>{e(doc['started'])} · {doc['duration_seconds']:.1f} s</dd>",
         f"<dt>Suite</dt><dd>{e(doc['suite_version'])} · seed {e(doc['seed'])} · strict "
         f"{'on' if doc['options']['strict_conformance'] else 'off'}</dd>",

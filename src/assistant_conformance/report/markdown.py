@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant_conformance.report.document import runs_line
+from assistant_conformance.report.document import runs_line, transport_line
 
 MAX_ROWS = 60
 CELL = 160
@@ -36,6 +36,8 @@ def render(doc: dict[str, Any]) -> str:
     ]
     if (runs := runs_line(doc)) is not None:
         lines += ["", cell(runs, 600)]
+    if (way := transport_line(doc)) is not None:
+        lines += ["", cell(way, 600)]
     if result["problems"]:
         why = "Why the gate failed" if result["exit_status"] else "Known failures (baseline)"
         lines += ["", f"**{why}:**"]

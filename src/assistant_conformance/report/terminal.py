@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance.report.document import runs_line
+from assistant_conformance.report.document import runs_line, transport_line
 
 MARK = {"fail": "x", "error": "E", "warn": "!", "known": "~"}
 COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "pass": "green"}
@@ -37,6 +37,8 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
     tr.write_line(f"certification level: {doc['certification']['level']}")
     if (runs := runs_line(doc)) is not None:
         tr.write_line(runs)
+    if (way := transport_line(doc)) is not None:
+        tr.write_line(way)
     totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
     tr.write_line(f"{sum(doc['totals'].values())} requirements: {totals}")
     result = doc["result"]
@@ -49,6 +51,20 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
         bold=True,
         **{COLOUR["pass" if result["exit_status"] == 0 else "fail"]: True},
     )
+    if result["exit_status"] == 1:
+        tr.write_line(f"rerun only what failed: {rerun_command(doc)}")
+
+
+def rerun_command(doc: dict[str, Any]) -> str:
+    """The failing tests again, same seed, depth and target (the token from the environment):
+    pytest's --lf reads the last run's failures from its cache."""
+    options = doc["options"]
+    words = ["pytest", "--lf", f"--seed={doc['seed']}", f"--examples={options['examples']}"]
+    if options["base_url"]:
+        words.append(f"--base-url={options['base_url']}")
+    if options["strict_conformance"]:
+        words.append("--strict-conformance")
+    return " ".join(words)
 
 
 def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from assistant_conformance.suite import strictjson
+from assistant_conformance.suite import strictjson, transport
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.openapi import operation_label
 
@@ -141,15 +141,26 @@ class BoundedAdapter(HTTPAdapter):
     """The property layer's door: requests' adapter reading every answer that is not an event
     stream under the same bounds as the scenario layer's."""
 
-    def __init__(self, deadline: float, cap: int) -> None:
+    def __init__(self, deadline: float, cap: int, policy: transport.Policy) -> None:
         super().__init__()
-        self.deadline, self.cap = deadline, cap
+        self.deadline, self.cap, self.policy = deadline, cap, policy
 
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
         started = time.monotonic()
-        response = super().send(request, stream=True, **kwargs)  # type: ignore[arg-type]
+        kwargs["verify"] = self.policy.requests_verify
+
+        def attempt() -> requests.Response:
+            nonlocal started
+            self.policy.prepare(request.headers)
+            started = time.monotonic()
+            return super(BoundedAdapter, self).send(request, stream=True, **kwargs)  # type: ignore[arg-type]
+
+        label = f"{request.method} {urlsplit(str(request.url)).path}"
+        response: requests.Response = self.policy.send(
+            label, attempt, lambda r: (r.status_code, r.headers)
+        )
         # schemathesis asks every answer as a stream and then reads it whole: only an event
         # stream (read under its own bound) is left to the caller.
         if "text/event-stream" in response.headers.get("content-type", ""):

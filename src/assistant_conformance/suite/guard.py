@@ -29,7 +29,7 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import EXIT_HARNESS
-from assistant_conformance.suite import door, findings, openapi, strictjson
+from assistant_conformance.suite import door, findings, openapi, strictjson, transport
 from assistant_conformance.suite.ledger import MAIN, Ledger
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -175,7 +175,7 @@ class GuardedTransport(httpx.BaseTransport):
         self.ledger = ledger
         self.principal = principal
         self.token = token  # the principal's own token: its refusal counts toward a stop
-        self.inner = inner or httpx.HTTPTransport()
+        self.inner = inner or transport.current().transport()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         ledger = self.ledger()

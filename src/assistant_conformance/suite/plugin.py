@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import sys
 import time
 from collections.abc import Generator
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from assistant_conformance.suite import (
     safety,
     stats,
     sweep,
+    transport,
 )
 from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.findings import TestRecord
@@ -45,7 +45,7 @@ BASELINE_KEY = pytest.StashKey[dict[str, baseline.Entry]]()
 CAPS_KEY = pytest.StashKey[dict[str, GroupStatus]]()
 STATE_KEY = pytest.StashKey[dict]()  # when the run started; the finished run
 _RECORD_KEY = pytest.StashKey[TestRecord]()
-pytest_plugins = ("assistant_conformance.suite.fixtures",)
+pytest_plugins = ("assistant_conformance.suite.fixtures", "assistant_conformance.suite.concurrency")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,6 +71,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except (OptionError, baseline.BaselineError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
+    transport.use(transport.Policy.from_settings(settings))
+    if settings.insecure:  # said once in the header and the report, not on every request
+        config.addinivalue_line(
+            "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
+        )
     config.stash[BASELINE_KEY] = known
     config.stash[CAPS_KEY] = capabilities.declared(settings.unsupported)
     config.stash[COLLECTOR_KEY] = collector = collect.Collector(config.stash[CAPS_KEY])
@@ -105,6 +110,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"declared unsupported: {', '.join(settings.unsupported)}")
     if settings.read_only:
         lines.append("read-only mode: only checks that change nothing run; the others are skipped")
+    if settings.insecure:
+        lines.append("TLS: the target's certificate is NOT verified (--insecure)")
+    if settings.header or settings.rate_limit:
+        names = ", ".join(name for name, _ in settings.header) or "none"
+        rate = f"{settings.rate_limit:g}/s" if settings.rate_limit else "none"
+        lines.append(f"extra headers: {names}; rate limit: {rate}")
     if settings.no_cleanup:
         lines.append("--no-cleanup: what the run creates stays on the target (--sweep removes it)")
     return lines
@@ -205,6 +216,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = state["sweep"].exit_status
         return
     settings = config.stash[SETTINGS_KEY]
+    waits = transport.current().waits
+    stats.add(config, "throttled", *({"operation": op, "seconds": s} for op, s in waits))
     if hasattr(config, "workerinput"):
         stats.save(config, settings.report_dir)
         return
@@ -217,6 +230,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         info={
             **run_info(settings, state["started"], time.monotonic() - state["clock"]),
             "runs": agent_summary(measured.get("agent", []), measured.get("runs", [])),
+            "transport": transport.summary(settings, measured.get("throttled", [])),
+            "workers": int(getattr(config.option, "numprocesses", None) or 1),
         },
         capabilities=config.stash[CAPS_KEY],
         baseline=config.stash[BASELINE_KEY],
@@ -257,7 +272,7 @@ def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> 
         "seed": settings.seed,
         "started": started.isoformat(timespec="seconds"),
         "duration_seconds": round(duration, 3),
-        "peak_memory_mib": peak_memory_mib(),
+        "peak_memory_mib": stats.peak_memory_mib(),
         "options": {
             "base_url": settings.base_url,
             "alt_token_given": settings.alt_token is not None or not settings.base_url,
@@ -271,16 +286,6 @@ def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> 
             "unsupported": list(settings.unsupported),
         },
     }
-
-
-def peak_memory_mib() -> float | None:
-    """The suite process's peak resident memory so far (None where the OS does not say)."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 def _sha256(path: Path) -> str:

@@ -16,6 +16,7 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite import ledger as ledger_module
+from assistant_conformance.suite import transport
 from assistant_conformance.suite.guard import Guard, GuardedTransport
 from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger
 from assistant_conformance.suite.settings import SuiteSettings
@@ -34,15 +35,12 @@ class Session:
     @classmethod
     def open(cls, settings: SuiteSettings, target: Target) -> Session:
         def probe() -> int | None:
-            url = f"{target.base_url}/api/ai/threads/search"
-            headers = {"Authorization": f"Bearer {target.token}"}
+            policy, timeout = transport.current(), settings.request_timeout
             try:
-                answer = httpx.post(
-                    url, json={"limit": 1}, headers=headers, timeout=settings.request_timeout
-                )
+                with policy.client(target.base_url, target.token, timeout) as client:
+                    return client.post("/api/ai/threads/search", json={"limit": 1}).status_code
             except httpx.HTTPError:
                 return None
-            return answer.status_code
 
         guard = Guard(
             settings.read_only, settings.request_timeout, settings.max_response_size, probe=probe
@@ -82,14 +80,12 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 @contextmanager
 def cleanup_clients(settings: SuiteSettings, target: Target) -> Iterator[dict[str, httpx.Client]]:
-    """Plain clients (no guard) of each principal the run holds a token of."""
+    """Plain clients (no guard; the run's transport policy) of each principal the run holds a
+    token of."""
     tokens = {MAIN: target.token, ALT: target.alt_token}
+    policy = transport.current()
     clients = {
-        name: httpx.Client(
-            base_url=target.base_url,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=settings.request_timeout,
-        )
+        name: policy.client(target.base_url, token, settings.request_timeout)
         for name, token in tokens.items()
         if token
     }

@@ -1,4 +1,4 @@
-"""The suite's options: each a pytest option, an environment variable and an ini key.
+"""Reading the suite's options (suite/options.py) into SuiteSettings, and checking them.
 
 Precedence: command line, then environment, then ini file, then the default.
 """
@@ -15,122 +15,8 @@ import pytest
 
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.redact import MIN_SECRET_LENGTH
-
-
-@dataclass(frozen=True)
-class Option:
-    flag: str
-    env: str
-    help: str
-    default: Any = None
-    kind: type = str
-    is_flag: bool = False
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-
-OPTIONS = (
-    Option(
-        "--base-url",
-        "ASSISTANT_API_BASE_URL",
-        "target base URL; none: start the embedded reference server",
-    ),
-    Option("--token", "ASSISTANT_API_TOKEN", "bearer token of the main principal (never printed)"),
-    Option(
-        "--alt-token",
-        "ASSISTANT_API_ALT_TOKEN",
-        "bearer token of a second principal, for isolation checks",
-    ),
-    Option(
-        "--assistant",
-        "ASSISTANT_API_ASSISTANT",
-        "the assistant every run uses (id or graph); default: one named for testing, else no run",
-    ),
-    Option(
-        "--run-input",
-        "ASSISTANT_API_RUN_INPUT",
-        "the input of every run, JSON or @file.json; {text} in it is replaced by the suite's words "
-        "(default: LangGraph chat messages)",
-    ),
-    Option(
-        "--strict-conformance",
-        "ASSISTANT_API_STRICT",
-        "SHOULD failures fail the run",
-        False,
-        bool,
-        True,
-    ),
-    Option(
-        "--examples", "ASSISTANT_API_EXAMPLES", "generated examples per operation (depth)", 10, int
-    ),
-    Option("--seed", "ASSISTANT_API_SEED", "seed of generated tests (default fixed: 0)", 0, int),
-    Option(
-        "--request-timeout",
-        "ASSISTANT_API_REQUEST_TIMEOUT",
-        "seconds before any one request is cut",
-        10.0,
-        float,
-    ),
-    Option(
-        "--max-response-size",
-        "ASSISTANT_API_MAX_RESPONSE_SIZE",
-        "bytes of one answer read at most (no answer of this API comes near it)",
-        16 * 1024 * 1024,
-        int,
-    ),
-    Option(
-        "--process-timeout",
-        "ASSISTANT_API_PROCESS_TIMEOUT",
-        "seconds to wait for a run or KB processing to finish",
-        30.0,
-        float,
-    ),
-    Option(
-        "--report-dir",
-        "ASSISTANT_API_REPORT_DIR",
-        "directory for conformance reports",
-        "reports",
-        str,
-    ),
-    Option(
-        "--baseline",
-        "ASSISTANT_API_BASELINE",
-        "YAML file of known failures: requirement ID -> reason (and optional expires: YYYY-MM-DD)",
-    ),
-    Option(
-        "--unsupported",
-        "ASSISTANT_API_UNSUPPORTED",
-        "capability groups the target does not implement, comma-separated: "
-        "store, conversations, files, contexts, chatkit",
-        "",
-    ),
-    Option(
-        "--read-only",
-        "ASSISTANT_API_READ_ONLY",
-        "only checks that change nothing (reads, refused credentials, unknown ids): for production",
-        False,
-        bool,
-        True,
-    ),
-    Option(
-        "--sweep",
-        "ASSISTANT_API_SWEEP",
-        "remove what earlier runs against this target left (listed in their ledgers), then stop",
-        False,
-        bool,
-        True,
-    ),
-    Option(
-        "--no-cleanup",
-        "ASSISTANT_API_NO_CLEANUP",
-        "keep what the run creates, for debugging (a later --sweep removes it)",
-        False,
-        bool,
-        True,
-    ),
-)
+from assistant_conformance.suite import transport
+from assistant_conformance.suite.options import OPTIONS, Option
 
 # Optional capability groups (--unsupported): the catalogue says which sections each covers.
 CAPABILITY_GROUPS = load().groups
@@ -145,6 +31,8 @@ def add_options(parser: pytest.Parser) -> None:
         try:
             if opt.is_flag:
                 group.addoption(opt.flag, action="store_true", default=None, help=help_text)
+            elif opt.repeat:
+                group.addoption(opt.flag, action="append", default=None, help=help_text)
             else:
                 group.addoption(opt.flag, default=None, help=help_text, metavar=opt.dest.upper())
         except ValueError:
@@ -155,11 +43,18 @@ def add_options(parser: pytest.Parser) -> None:
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
     value = config.getoption(opt.dest, default=None)
-    if value in (None, ""):
+    if value in (None, "", []):
         value = os.environ.get(opt.env) or None
     if value in (None, ""):
         value = config.getini(opt.dest) or None
+    if opt.repeat and isinstance(value, str):
+        value = [line for line in value.splitlines() if line.strip()]
     return value
+
+
+def option_value(config: pytest.Config, dest: str) -> Any:
+    """An option's raw value (command line, environment, ini), before SuiteSettings reads it."""
+    return _raw(config, next(o for o in OPTIONS if o.dest == dest))
 
 
 class OptionError(ValueError):
@@ -185,6 +80,11 @@ class SuiteSettings:
     read_only: bool = False
     sweep: bool = False
     no_cleanup: bool = False
+    header: tuple[tuple[str, str], ...] = ()
+    rate_limit: float | None = None  # requests per second
+    ca_bundle: Path | None = None
+    insecure: bool = False
+    concurrency: int | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteSettings:
@@ -195,6 +95,8 @@ class SuiteSettings:
                 values[opt.dest] = opt.default
             elif opt.kind is bool:
                 values[opt.dest] = raw is True or str(raw).lower() in ("1", "true", "yes", "on")
+            elif opt.repeat:
+                values[opt.dest] = tuple(raw)
             else:
                 try:
                     values[opt.dest] = opt.kind(raw)
@@ -206,6 +108,13 @@ class SuiteSettings:
         values["baseline"] = Path(values["baseline"]) if values["baseline"] else None
         values["unsupported"] = _groups(values["unsupported"])
         values["run_input"] = _run_input(values["run_input"])
+        try:
+            values["header"] = tuple(transport.parse_header(h) for h in values["header"])
+            rate = values["rate_limit"]
+            values["rate_limit"] = transport.parse_rate(rate) if rate else None
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
+        values["ca_bundle"] = Path(values["ca_bundle"]) if values["ca_bundle"] else None
         settings = cls(**values)
         settings.validate()
         return settings
@@ -227,11 +136,17 @@ class SuiteSettings:
             raise OptionError("--sweep deletes data: it cannot be combined with --read-only")
         if self.sweep and self.no_cleanup:
             raise OptionError("--sweep and --no-cleanup contradict each other")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise OptionError("--concurrency must be at least 1")
         if self.examples < 1:
             raise OptionError("--examples must be at least 1")
         for name in ("request_timeout", "process_timeout", "max_response_size"):
             if getattr(self, name) <= 0:
                 raise OptionError(f"--{name.replace('_', '-')} must be positive")
+        if self.ca_bundle and not self.ca_bundle.is_file():
+            raise OptionError(f"--ca-bundle: no such file {str(self.ca_bundle)!r}")
+        if self.ca_bundle and self.insecure:
+            raise OptionError("--ca-bundle and --insecure contradict each other")
         if self.baseline and not self.baseline.is_file():
             raise OptionError(f"--baseline: no such file {str(self.baseline)!r}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +58,13 @@ def merged(config: pytest.Config, report_dir: Path) -> dict[str, list[dict[str, 
     if directory.exists():
         directory.rmdir()
     return result
+
+
+def peak_memory_mib() -> float | None:
+    """This process's peak resident memory so far (None where the OS does not say)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)

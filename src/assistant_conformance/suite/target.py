@@ -12,6 +12,7 @@ import httpx
 
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
+from assistant_conformance.suite import transport
 from assistant_conformance.suite.settings import SuiteSettings
 
 
@@ -58,10 +59,9 @@ def open_target(settings: SuiteSettings, workdir: Path) -> Target:
 
 def preflight(target: Target, timeout: float) -> None:
     """Reach the target once with the token, so a bad setup stops the run with one line."""
-    url = f"{target.base_url}/api/ai/threads/search"
-    headers = {"Authorization": f"Bearer {target.token}"}
     try:
-        response = httpx.post(url, json={"limit": 1}, headers=headers, timeout=timeout)
+        with transport.current().client(target.base_url, target.token, timeout) as client:
+            response = client.post("/api/ai/threads/search", json={"limit": 1})
     except httpx.ConnectTimeout:
         raise HarnessError(f"no connection to {target.base_url} within {timeout:g} s") from None
     except httpx.TimeoutException:

@@ -21,6 +21,7 @@ from assistant_conformance.proof.variants.spelling import (
     Latency150ms,
     OpaqueEventIds,
     SseDialect,
+    Throttling,
 )
 
 __all__ = ["VARIANTS", "SseDialect", "opaque_ids", "own_ids", "wrap"]
@@ -33,6 +34,7 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "gzip": Gzip,
     "opaque-identifiers": OpaqueIdentifiers,
     "no-validation": NoValidation,
+    "throttling": Throttling,
 }
 
 

@@ -87,6 +87,29 @@ class Latency150ms(Variant):
         await self.app(scope, receive, late)
 
 
+class Throttling(Variant):
+    """Every tenth request is answered 429 Too Many Requests with Retry-After: 1 (RFC 6585 §4),
+    as a gateway with a rate limit would: the suite waits and sends it again, and judges the
+    answer it then gets."""
+
+    pytest_args = ("-n", "4")  # about 200 waits of a second: spread over xdist workers
+
+    def __init__(self, app: ASGIApp) -> None:
+        super().__init__(app)
+        self.count = 0
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.count += 1
+        if self.count % 10:
+            await self.app(scope, receive, send)
+            return
+        body = b'{"statusCode": 429, "message": "Too Many Requests"}'
+        headers = [(b"content-type", b"application/json"), (b"retry-after", b"1"),
+                   (b"content-length", str(len(body)).encode())]  # fmt: skip
+        await send({"type": "http.response.start", "status": 429, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
 class Gzip(Variant):
     """Answers are gzip-encoded when the request accepts gzip: whole answers at once, streams
     chunk by chunk (each flushed, so events still arrive as they happen)."""

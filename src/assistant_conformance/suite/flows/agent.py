@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite import findings, transport
 from assistant_conformance.suite.door import AnswerFault
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.ledger import Ledger
@@ -267,9 +267,7 @@ def header(base_url: str | None, token: str | None, assistant: str | None, timeo
     if not base_url or not token:
         return "runs: the reference's deterministic echo agent"
     try:
-        with httpx.Client(
-            base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout
-        ) as client:
+        with transport.current().client(base_url, token, timeout) as client:
             chosen = for_testing(assistants(client))
     except httpx.HTTPError:
         return "runs: to be decided (assistant search got no answer)"

@@ -22,7 +22,7 @@ from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData
 from schemathesis.openapi.checks import IgnoredAuth
 
-from assistant_conformance.suite import door, exchange, findings, strictjson
+from assistant_conformance.suite import door, exchange, findings, strictjson, transport
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
@@ -42,6 +42,7 @@ from assistant_conformance.suite.property.scope import (
     requirement_for,
     status_requirement,
 )
+from assistant_conformance.suite.property.sessions import through_the_door
 from assistant_conformance.suite.safety import Session as RunSafety
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import Target
@@ -90,9 +91,7 @@ class Runner:
         cls, target: Target, settings: SuiteSettings, session: requests.Session, run: RunSafety
     ) -> Runner:
         """The runner of a suite run: its target, depth, timeout, ledger and guard."""
-        bounded = door.BoundedAdapter(settings.request_timeout, settings.max_response_size)
-        session.mount("http://", bounded)
-        session.mount("https://", bounded)
+        through_the_door(session, settings)
         return cls(
             base_url=target.base_url,
             token=target.token,
@@ -104,12 +103,15 @@ class Runner:
         )
 
     def call_kwargs(self) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {self.token}"}
+        # The policy's headers and TLS here too: schemathesis' auth probes keep these kwargs
+        # (not the session; see sessions.py).
+        policy = transport.current()
         return {
             "base_url": self.base_url,
-            "headers": headers,
+            "headers": {**policy.headers, "Authorization": f"Bearer {self.token}"},
             "timeout": self.timeout,
             "session": self.session,
+            "verify": policy.requests_verify,
         }
 
     def wanted(self, case: Case) -> bool:
