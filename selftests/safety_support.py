@@ -23,6 +23,7 @@ from urllib.parse import parse_qs
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assistant_conformance.proof.mutants.hostile import endless_events
 from assistant_conformance.reference.app import create_app
 from assistant_conformance.reference.context import Settings
 
@@ -173,7 +174,7 @@ class Misbehave:
             if self.hang.fullmatch(key):
                 await asyncio.sleep(3600)
             elif self.endless.fullmatch(key):
-                await _endless_stream(send)
+                await endless_events(send, pause=0.1)
             else:
                 await self._other(key, scope, receive, send)
         except asyncio.CancelledError:  # the server stops: nothing to say
@@ -188,17 +189,6 @@ class Misbehave:
             )
         else:
             await self.app(scope, receive, send)
-
-
-async def _endless_stream(send: Send) -> None:
-    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
-    await send({"type": "http.response.start", "status": 201, "headers": headers})
-    n = 0
-    while True:
-        n += 1
-        frame = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
-        await send({"type": "http.response.body", "body": frame, "more_body": True})
-        await asyncio.sleep(0.1)
 
 
 async def _still_running(scope: Scope, send: Send) -> None:

@@ -120,6 +120,9 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
             tests=HOSTILE_PROPERTY,
         ),
         "hang-all": lambda: run("hang-all", hang_all, "--request-timeout", "1", tests=MANY_TESTS),
+        "hang-all-spread": lambda: run(
+            "hang-all-spread", hang_all, "--request-timeout=1", "--concurrency=2", tests=MANY_TESTS
+        ),
     }
 
 
@@ -232,3 +235,14 @@ def test_hostile_answer_is_cut_at_its_bound_and_charged_to_its_operation(
     assert any(line in f["actual"] for f in found["findings"]), found["findings"]
     assert "Traceback" not in run.output and "httpcore" not in run.output
     assert seconds_of(run, runs) < BOUND
+
+
+def test_a_stop_in_a_worker_ends_the_spread_run_in_one_line(runs: dict[str, Done]) -> None:
+    """Under --concurrency a worker's guard cannot end the run: its tests stop being judged and
+    the controller ends it with the reason (exit 3), not with pytest-xdist's crash report."""
+    run = runs["hang-all-spread"]
+    assert run.returncode == 3, run.output
+    assert "INTERNALERROR" not in run.output and "Traceback" not in run.output
+    lines = [x for x in run.output.splitlines() if x.startswith("harness error: ")]
+    assert len(lines) == 1 and "stopped answering" in lines[0], run.output
+    assert TOKEN not in run.output

@@ -52,6 +52,7 @@ def run_safety(
 ) -> Iterator[safety.Session]:
     """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
     session = safety.Session.open(suite_settings, target)
+    session.guard.worker = hasattr(pytestconfig, "workerinput")
     pytestconfig.stash[STATE_KEY]["safety"] = session
     yield session
     session.finish(suite_settings, target)

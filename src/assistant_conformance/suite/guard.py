@@ -44,6 +44,10 @@ class ReadOnlyRefused(pytest.skip.Exception):  # type: ignore[name-defined]
     """A check would send a write under --read-only; the test is skipped before it is sent."""
 
 
+class Stopped(pytest.skip.Exception):  # type: ignore[name-defined]
+    """The run was stopped (a harness error) in a pytest-xdist worker: the test is not judged."""
+
+
 class NotOwned(RuntimeError):
     """A check would change data the run did not create: a defect of the suite, never sent."""
 
@@ -75,6 +79,7 @@ class Guard:
     breaches: list[str] = field(default_factory=list)  # writes a read-only run saw succeed
     stopped: str = ""  # why the run was stopped, for the report
     active: bool = True  # off while the session cleans up
+    worker: bool = False  # in a pytest-xdist worker: a stop cannot end the run from here
     # The status the target answers the run's token now (the preflight request); None: no answer.
     probe: Callable[[], int | None] | None = None
     _timeouts: list[str] = field(default_factory=list)  # operations unanswered, in a row
@@ -141,6 +146,10 @@ class Guard:
 
     def stop(self, reason: str) -> None:
         self.stopped = redact.text(reason)
+        if self.worker:
+            # A worker cannot end the run (xdist would report a crash): its tests stop being
+            # judged, and the controller ends the run with this reason (plugin.py).
+            raise Stopped(f"not judged: harness error: {self.stopped}")
         pytest.exit(f"harness error: {self.stopped}", returncode=EXIT_HARNESS)
 
     def remember(self, value: Any) -> None:

@@ -37,6 +37,7 @@ from assistant_conformance.suite.flows.agent import summary as agent_summary
 from assistant_conformance.suite.openapi import by_label, operation_label
 from assistant_conformance.suite.property.scope import status_requirement
 from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
+from assistant_conformance.suite.target import HarnessError, Target, preflight
 
 HARNESS_ERROR_EXIT = 3  # target unreachable, token rejected, reference failed: not a finding
 SETTINGS_KEY = pytest.StashKey[SuiteSettings]()
@@ -72,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
     transport.use(transport.Policy.from_settings(settings))
+    if worker := getattr(config, "workerinput", None):
+        transport.current().share = int(worker.get("workercount", 1))
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
@@ -146,6 +149,12 @@ def requirement_ids(item: pytest.Item) -> list[str]:
 # --- findings → test outcome → requirement verdicts -------------------------------------------
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In a pytest-xdist worker whose guard stopped the run: the rest is not judged."""
+    if stopped := safety.stop_reason(item.config.stash[STATE_KEY]):
+        pytest.skip(f"not judged: harness error: {stopped}")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     settings = item.config.stash[SETTINGS_KEY]
@@ -193,8 +202,20 @@ def pytest_runtest_makereport(
     return report
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[STATE_KEY].update(started=datetime.now(UTC), clock=time.monotonic())
+    config = session.config
+    config.stash[STATE_KEY].update(started=datetime.now(UTC), clock=time.monotonic())
+    settings = config.stash[SETTINGS_KEY]
+    spread = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    if spread and settings.base_url and settings.token and not settings.sweep:
+        # Each worker would meet a target it cannot use on its own: ask once, end in one line.
+        try:
+            target = Target(settings.base_url.rstrip("/"), settings.token, None)
+            preflight(target, settings.request_timeout)
+        except HarnessError as exc:
+            config.stash[STATE_KEY]["stopped"] = reason = redact.text(str(exc))
+            pytest.exit(f"harness error: {reason}", returncode=HARNESS_ERROR_EXIT)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -219,11 +240,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     waits = transport.current().waits
     stats.add(config, "throttled", *({"operation": op, "seconds": s} for op, s in waits))
     if hasattr(config, "workerinput"):
+        if stopped := safety.stop_reason(state):
+            stats.add(config, "stopped", {"reason": stopped})
         stats.save(config, settings.report_dir)
         return
     if not collector.results:
         return  # not a conformance run (e.g. the project's selftests): pytest decides
     measured = stats.merged(config, settings.report_dir)
+    if measured.get("stopped") and not state.get("stopped"):  # by a worker's guard
+        state["stopped"] = measured["stopped"][0]["reason"]
+        session.exitstatus = HARNESS_ERROR_EXIT
     run = build(
         load(),
         collector.results,
@@ -256,6 +282,8 @@ def pytest_terminal_summary(
     state = config.stash.get(STATE_KEY, {})
     if state.get("run") is not None:
         terminal_summary(terminalreporter, state["run"], config.stash[SETTINGS_KEY].report_dir)
+    if getattr(config.option, "numprocesses", None) and (stopped := safety.stop_reason(state)):
+        terminalreporter.write_line(f"harness error: {stopped}", red=True, bold=True)
     for line in safety.summary(state):
         terminalreporter.write_line(line)
 

@@ -15,7 +15,6 @@ from the options (one-door design: nothing else makes a client of the target).
 from __future__ import annotations
 
 import email.utils
-import os
 import ssl
 import threading
 import time
@@ -92,6 +91,7 @@ class Policy:
     ca_bundle: str | None = None
     insecure: bool = False
     rate: float | None = None  # requests per second for the whole run
+    share: int = 1  # pytest-xdist workers the rate is shared by (each takes 1/share of it)
     waits: list[tuple[str, float]] = field(default_factory=list)  # (operation, seconds) waited
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -130,11 +130,10 @@ class Policy:
                 headers[name] = value
         if self.rate is None:
             return
-        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
         with self._lock:
             now = time.monotonic()
             turn = max(now, self._next)
-            self._next = turn + workers / self.rate
+            self._next = turn + self.share / self.rate
         if turn > now:
             time.sleep(turn - now)
 

@@ -97,14 +97,19 @@ class StreamNeverEnds(Hostile):
     method, path = "POST", STREAM
 
     async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-        await send({"type": "http.response.start", "status": 201, "headers": headers})
-        n = 0
-        while True:
-            n += 1
-            event = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-            await asyncio.sleep(0.02)
+        await endless_events(send)
+
+
+async def endless_events(send: Send, pause: float = 0.02) -> None:
+    """Answer 201 and an event stream that never ends (until the client goes away)."""
+    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+    await send({"type": "http.response.start", "status": 201, "headers": headers})
+    n = 0
+    while True:
+        n += 1
+        event = f'id: {n}\nevent: values\ndata: {{"n": {n}}}\n\n'.encode()
+        await send({"type": "http.response.body", "body": event, "more_body": True})
+        await asyncio.sleep(pause)
 
 
 class StreamOpenAfterEnd(Hostile):

@@ -92,8 +92,6 @@ class Throttling(Variant):
     as a gateway with a rate limit would: the suite waits and sends it again, and judges the
     answer it then gets."""
 
-    pytest_args = ("-n", "4")  # about 200 waits of a second: spread over xdist workers
-
     def __init__(self, app: ASGIApp) -> None:
         super().__init__(app)
         self.count = 0
