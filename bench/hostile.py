@@ -5,26 +5,23 @@
 For each hostile mutant (proof/mutants/hostile.py: answers that drip, never end or are cut short,
 streams that stay open), the reference runs on loopback with it in front, and the suite runs the
 scenario test that reaches that operation, with default options (--request-timeout 10 s,
---max-response-size 16 MiB). Measured: wall time, the suite process's peak RSS (getrusage of the
-child), exit status and the finding's line. The kill table holds each mutant to its Bound in CI.
+--max-response-size 16 MiB). Measured: wall time, the suite process's peak RSS (as its report
+says), exit status and the finding's line. The kill table holds each mutant to its Bound in CI.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "selftests"))
 
-from safety_support import TOKEN, reference_app, serve  # noqa: E402
+from safety_support import TOKEN, reference_app, run_suite, serve  # noqa: E402
 
 from assistant_conformance.proof import mutants  # noqa: E402
 
@@ -43,20 +40,11 @@ CASES = {  # mutant -> the one test that reaches its operation
 
 def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
     with serve(mutants.wrap(reference_app(workdir / "server"), name)) as base_url:
-        command = [
-            sys.executable, "-c",
-            "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]);"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr);"
-            "sys.exit(r.returncode)",
-            sys.executable, "-m", "pytest", "-q", test, f"--base-url={base_url}",
-            f"--token={TOKEN}", f"--report-dir={workdir / 'reports'}", "-p", "no:randomly",
-        ]  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
-        started = time.monotonic()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
-        seconds = time.monotonic() - started
-    peak_kib = int(done.stderr.strip().splitlines()[-1])
-    document = json.loads((workdir / "reports" / "conformance.json").read_text(encoding="utf-8"))
+        done = run_suite(
+            workdir / "reports", test, f"--base-url={base_url}", f"--token={TOKEN}",
+            "-p", "no:randomly", timeout=600,
+        )  # fmt: skip
+    document = done.document()
     lines = [
         f"{r['id']} {r['verdict']}: {f['actual']}"
         for r in document["requirements"]
@@ -66,8 +54,8 @@ def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
     ]  # fmt: skip
     return {
         "case": name,
-        "seconds": round(seconds, 1),
-        "peak_mib": round(peak_kib / 1024),
+        "seconds": round(done.elapsed, 1),
+        "peak_mib": round(document["peak_memory_mib"]),  # the suite's own report says it
         "exit": done.returncode,
         "finding": lines[0] if lines else "(none)",
     }

@@ -23,12 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -36,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "selftests"))
 
-from safety_support import serve  # noqa: E402
+from safety_support import run_suite, serve  # noqa: E402
 
 from assistant_conformance.proof import variants  # noqa: E402
 from assistant_conformance.reference.app import create_app  # noqa: E402
@@ -64,27 +61,21 @@ class Counted:
 
 
 def run_case(name: str, app: Counted, tokens: list[str], workdir: Path, *options: str) -> dict:
-    report_dir = workdir / name
     with serve(app) as base_url:
-        command = [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
-            f"--base-url={base_url}", f"--token={tokens[0]}", f"--alt-token={tokens[1]}",
-            f"--report-dir={report_dir}", "-o", f"cache_dir={report_dir}/.cache", *options,
-        ]  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
-        started = time.monotonic()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
-        seconds = time.monotonic() - started
-    document = json.loads((report_dir / "conformance.json").read_text(encoding="utf-8"))
+        done = run_suite(
+            workdir / name, "-p", "no:randomly", f"--base-url={base_url}",
+            f"--token={tokens[0]}", f"--alt-token={tokens[1]}", *options, timeout=1500,
+        )  # fmt: skip
+    document = done.document()
     return {
         "case": name,
         "options": " ".join(options),
-        "seconds": round(seconds, 1),
+        "seconds": round(done.elapsed, 1),
         "requests": app.count,
-        "requests_per_second": round(app.count / seconds, 1),
+        "requests_per_second": round(app.count / done.elapsed, 1),
         "exit": done.returncode,
         "throttled": document.get("transport", {}).get("throttled"),
-        "verdicts": {r["id"]: r["verdict"] for r in document["requirements"]},
+        "verdicts": done.verdicts(),
     }
 
 

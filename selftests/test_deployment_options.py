@@ -68,7 +68,7 @@ class Recorder:
 
 def _cases(
     stack: ExitStack, workdir: Path
-) -> tuple[dict[str, Callable[[], Done]], dict[str, Recorder]]:
+) -> tuple[dict[str, Callable[[], Done]], dict[str, Recorder], dict[str, Done]]:
     def run(name: str, base_url: str, *args: str, tests: tuple[str, ...] = LAYERS) -> Done:
         options = [f"--base-url={base_url}", f"--token={TOKEN}", f"--alt-token={ALT_TOKEN}", *args]
         cache = f"cache_dir={workdir / name / 'cache'}"
@@ -91,6 +91,13 @@ def _cases(
         serve(mutants.wrap(reference_app(workdir / "broken"), "create-thread-200"))
     )
     lf = FAILING_AND_PASSING
+    earlier: dict[str, Done] = {}
+
+    def failing_then_lf() -> Done:
+        """A failing run, then --lf on the same cache (it reads the first one's failures)."""
+        earlier["lf-first"] = run("lf", broken, tests=lf)
+        return run("lf", broken, "--lf", tests=lf)
+
     spread = stack.enter_context(
         serve(mutants.wrap(reference_app(workdir / "spread"), "kb-permission-any-string"))
     )
@@ -106,10 +113,9 @@ def _cases(
         "tls-plain": lambda: run("tls-plain", tls),
         "tls-ca": lambda: run("tls-ca", tls, f"--ca-bundle={workdir / 'ca.pem'}"),
         "tls-insecure": lambda: run("tls-insecure", tls, "--insecure"),
-        "lf": lambda: (run("lf", broken, tests=lf), run("lf", broken, "--lf", tests=lf))[1],
-        "lf-first": lambda: run("lf-first", broken, tests=lf),
+        "lf": failing_then_lf,
     }
-    return cases, recorders
+    return cases, recorders, earlier
 
 
 Runs = tuple[dict[str, Done], dict[str, Recorder]]
@@ -119,10 +125,11 @@ Runs = tuple[dict[str, Done], dict[str, Recorder]]
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     workdir = tmp_path_factory.mktemp("deployment")
     with ExitStack() as stack:
-        cases, recorders = _cases(stack, workdir)
+        cases, recorders, earlier = _cases(stack, workdir)
         with ThreadPoolExecutor(max_workers=len(cases)) as pool:
             futures = {name: pool.submit(case) for name, case in cases.items()}
-            yield {name: f.result() for name, f in futures.items()}, recorders
+            done = {name: f.result() for name, f in futures.items()}
+        yield {**done, **earlier}, recorders
 
 
 def judged_all_pass(run: Done) -> bool:

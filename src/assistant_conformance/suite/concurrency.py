@@ -7,13 +7,12 @@ it; reports, the ledger and measurements merge on the controller (suite/stats.py
 from __future__ import annotations
 
 import ipaddress
-import os
 from urllib.parse import urlsplit
 
 import pytest
 
 from assistant_conformance.suite.options import REMOTE_CONCURRENCY
-from assistant_conformance.suite.settings import OptionError, option_value
+from assistant_conformance.suite.settings import OptionError, is_on, option_value
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own reads -n
@@ -26,7 +25,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         return
     if config.getoption("collectonly") or config.getoption("usepdb"):
         return
-    if config.getoption("sweep", None) or os.environ.get("ASSISTANT_API_SWEEP"):
+    if is_on(option_value(config, "sweep")):
         return
     try:
         count = workers(config)

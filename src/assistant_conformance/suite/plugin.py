@@ -37,7 +37,7 @@ from assistant_conformance.suite.flows.agent import summary as agent_summary
 from assistant_conformance.suite.openapi import by_label, operation_label
 from assistant_conformance.suite.property.scope import status_requirement
 from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
-from assistant_conformance.suite.target import HarnessError, Target, preflight
+from assistant_conformance.suite.target import HarnessError, preflight, remote
 
 HARNESS_ERROR_EXIT = 3  # target unreachable, token rejected, reference failed: not a finding
 SETTINGS_KEY = pytest.StashKey[SuiteSettings]()
@@ -211,8 +211,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if spread and settings.base_url and settings.token and not settings.sweep:
         # Each worker would meet a target it cannot use on its own: ask once, end in one line.
         try:
-            target = Target(settings.base_url.rstrip("/"), settings.token, None)
-            preflight(target, settings.request_timeout)
+            preflight(remote(settings), settings.request_timeout)
         except HarnessError as exc:
             config.stash[STATE_KEY]["stopped"] = reason = redact.text(str(exc))
             pytest.exit(f"harness error: {reason}", returncode=HARNESS_ERROR_EXIT)

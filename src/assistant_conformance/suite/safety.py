@@ -20,7 +20,7 @@ from assistant_conformance.suite import transport
 from assistant_conformance.suite.guard import Guard, GuardedTransport
 from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger
 from assistant_conformance.suite.settings import SuiteSettings
-from assistant_conformance.suite.target import Target
+from assistant_conformance.suite.target import Target, probe
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 
@@ -34,16 +34,17 @@ class Session:
 
     @classmethod
     def open(cls, settings: SuiteSettings, target: Target) -> Session:
-        def probe() -> int | None:
-            policy, timeout = transport.current(), settings.request_timeout
+        def status_now() -> int | None:
             try:
-                with policy.client(target.base_url, target.token, timeout) as client:
-                    return client.post("/api/ai/threads/search", json={"limit": 1}).status_code
+                return probe(target, settings.request_timeout).status_code
             except httpx.HTTPError:
                 return None
 
         guard = Guard(
-            settings.read_only, settings.request_timeout, settings.max_response_size, probe=probe
+            settings.read_only,
+            settings.request_timeout,
+            settings.max_response_size,
+            probe=status_now,
         )
         return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url))
 

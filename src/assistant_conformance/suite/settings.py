@@ -52,6 +52,11 @@ def _raw(config: pytest.Config, opt: Option) -> Any:
     return value
 
 
+def is_on(raw: Any) -> bool:
+    """A flag's raw value (True from the command line, a string from env or ini) read as on."""
+    return raw is True or str(raw).lower() in ("1", "true", "yes", "on")
+
+
 def option_value(config: pytest.Config, dest: str) -> Any:
     """An option's raw value (command line, environment, ini), before SuiteSettings reads it."""
     return _raw(config, next(o for o in OPTIONS if o.dest == dest))
@@ -94,7 +99,7 @@ class SuiteSettings:
             if raw is None:
                 values[opt.dest] = opt.default
             elif opt.kind is bool:
-                values[opt.dest] = raw is True or str(raw).lower() in ("1", "true", "yes", "on")
+                values[opt.dest] = is_on(raw)
             elif opt.repeat:
                 values[opt.dest] = tuple(raw)
             else:

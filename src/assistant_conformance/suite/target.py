@@ -36,10 +36,15 @@ class Target:
             self.server.stop()
 
 
+def remote(settings: SuiteSettings) -> Target:
+    """The target --base-url names (the options were checked: a token comes with it)."""
+    assert settings.base_url and settings.token is not None
+    return Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
+
+
 def open_target(settings: SuiteSettings, workdir: Path) -> Target:
     if settings.base_url:
-        assert settings.token is not None  # validated with the options
-        target = Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
+        target = remote(settings)
     else:
         token, alt = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         try:
@@ -57,11 +62,16 @@ def open_target(settings: SuiteSettings, workdir: Path) -> Target:
     return target
 
 
+def probe(target: Target, timeout: float) -> httpx.Response:
+    """The one read every run starts with, and asks again when its token keeps being refused."""
+    with transport.current().client(target.base_url, target.token, timeout) as client:
+        return client.post("/api/ai/threads/search", json={"limit": 1})
+
+
 def preflight(target: Target, timeout: float) -> None:
     """Reach the target once with the token, so a bad setup stops the run with one line."""
     try:
-        with transport.current().client(target.base_url, target.token, timeout) as client:
-            response = client.post("/api/ai/threads/search", json={"limit": 1})
+        response = probe(target, timeout)
     except httpx.ConnectTimeout:
         raise HarnessError(f"no connection to {target.base_url} within {timeout:g} s") from None
     except httpx.TimeoutException:
