@@ -1,7 +1,7 @@
 """The suite across a network: the same plain command against the reference on loopback and with
 every answer 120 ms late, side by side; and against a target that throttles.
 
-    python bench/latency.py [--delay 0.12] [--concurrency 8] [--json reports/latency.json]
+    python bench/latency.py [--delay 0.12] [--concurrency 8] [--repeat N] [--json FILE]
 
 Each case serves the reference in this process (uvicorn on loopback, a fresh database) behind a
 counting middleware, and runs `pytest --base-url URL --token T --alt-token T2` against it:
@@ -14,8 +14,9 @@ for comparison); --one-at-a-time adds the delayed case at --concurrency=1 (what 
 before it spread its work). Run it as users run pytest, with bytecode caches on (not under
 PYTHONDONTWRITEBYTECODE): each worker's start-up is most of the cost of spreading. Reported per
 case: wall time, requests the server saw, requests per second, exit status, throttled requests;
-and whether every requirement's verdict equals the loopback run's. The tokens are random and
-never printed.
+and whether every requirement's verdict equals the loopback run's. --repeat N runs the loopback
+and delayed cases N times, alternately, and the ratio is of their medians (one run of each varies
+by several seconds on a shared machine). The tokens are random and never printed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import argparse
 import asyncio
 import json
 import secrets
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -87,6 +89,7 @@ def main() -> int:
     parser.add_argument(
         "--one-at-a-time", action="store_true", help="also the delayed run at --concurrency=1"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="loopback and delayed runs, each")
     args = parser.parse_args()
     tokens = [f"bench-{secrets.token_hex(12)}" for _ in range(2)]
     spread = f"--concurrency={args.concurrency}"
@@ -102,10 +105,14 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        cases = [
-            ("loopback", Counted(app(workdir, "loopback")), "--concurrency=1"),  # its default
+        cases = []
+        for n in range(args.repeat):  # alternately, so a slow spell of the machine hits both
+            cases += [
+                ("loopback", Counted(app(workdir, f"loopback{n}")), "--concurrency=1"),  # default
+                ("delayed", Counted(app(workdir, f"delayed{n}"), args.delay), spread),
+            ]
+        cases += [
             ("loopback, spread", Counted(app(workdir, "spread")), spread),
-            ("delayed", Counted(app(workdir, "delayed"), args.delay), spread),
             ("throttling", Counted(variants.wrap(app(workdir, "429"), "throttling")), spread),
         ]
         if args.one_at_a_time:
@@ -118,8 +125,9 @@ def main() -> int:
     judged = [row.pop("verdicts") for row in rows]
     for row, verdicts in zip(rows, judged, strict=True):
         row["same_verdicts"] = verdicts == judged[0]
-    ratio = rows[2]["seconds"] / rows[0]["seconds"]
-    print(f"delayed / loopback: {ratio:.2f}x")
+    times = {n: [r["seconds"] for r in rows if r["case"] == n] for n in ("loopback", "delayed")}
+    ratio = statistics.median(times["delayed"]) / statistics.median(times["loopback"])
+    print(f"delayed / loopback: {ratio:.2f}x (medians of {args.repeat}: {times})")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     document = {"delay_seconds": args.delay, "ratio": round(ratio, 2), "cases": rows}
     args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

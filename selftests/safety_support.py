@@ -4,11 +4,13 @@ misbehaving variant of it) in a thread on loopback, and raw sockets that misbeha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import socket
 import sqlite3
+import struct
 import subprocess
 import sys
 import threading
@@ -141,6 +143,57 @@ def raw_server(answer: bytes | None) -> Iterator[int]:
         thread.join(timeout=2)
         for conn in held:
             conn.close()
+        listener.close()
+
+
+@contextmanager
+def dropping_proxy(upstream: str, every: int = 10) -> Iterator[str]:
+    """A TCP proxy on loopback in front of `upstream` (a base URL) that resets every `every`th
+    connection as its first request arrives, unanswered (what a keep-alive race looks like to a
+    client); the rest are passed through both ways. Answers the proxy's base URL."""
+    host, port = upstream.removeprefix("http://").split(":")
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop, count = threading.Event(), iter(range(1, 1 << 30))
+
+    def pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def handle(client: socket.socket) -> None:
+        if next(count) % every == 0:
+            client.recv(65536)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()  # a reset, no answer
+            return
+        with client, socket.create_connection((host, int(port))) as server:
+            for end in (client, server):  # no Nagle stalls: each answer passes as it comes
+                end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            back = threading.Thread(target=pipe, args=(server, client), daemon=True)
+            back.start()
+            pipe(client, server)
+            back.join()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(client,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=2)
         listener.close()
 
 

@@ -197,3 +197,35 @@ def test_a_check_can_change_only_what_the_run_created(tmp_path: Path) -> None:
                 c.request(method, path, json={})
         assert c.get("/api/ai/threads/theirs").is_success  # reading is fine
         ledger.release()
+
+
+def test_removals_go_deepest_first_several_at_a_time() -> None:
+    """A feedback before its message, a message before its conversation; within one depth the
+    removals overlap (across a network they wait on answers, not on each other)."""
+    import threading
+    import time
+
+    from assistant_conformance.suite.ledger import MAIN, Entry, remove_entries
+
+    seen: list[tuple[int, float, float]] = []
+    lock = threading.Lock()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        started = time.monotonic()
+        time.sleep(0.05)
+        with lock:
+            seen.append((request.url.path.count("/"), started, time.monotonic()))
+        return httpx.Response(204)
+
+    paths = ["/api/ai/conversations/c1", "/api/ai/conversations/c1/messages/m1",
+             *(f"/api/ai/conversations/c1/messages/m1/feedbacks/f{n}" for n in range(6)),
+             "/api/ai/threads/t1"]  # fmt: skip
+    entries = [Entry(n, MAIN, "DELETE", path) for n, path in enumerate(paths)]
+    with httpx.Client(base_url="http://target", transport=httpx.MockTransport(answer)) as client:
+        left = remove_entries(entries, {MAIN: client}, lambda record: None)
+    assert left == [] and len(seen) == len(paths)
+    by_start = sorted(seen, key=lambda s: s[1])
+    depths = [depth for depth, _, _ in by_start]
+    assert depths == sorted(depths, reverse=True)
+    deepest = [s for s in seen if s[0] == depths[0]]
+    assert max(s[1] for s in deepest) < min(s[2] for s in deepest)  # all six in flight at once

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 import trustme
-from safety_support import ALT_TOKEN, TOKEN, Done, reference_app, run_suite, serve
+from safety_support import (
+    ALT_TOKEN,
+    TOKEN,
+    Done,
+    dropping_proxy,
+    reference_app,
+    run_suite,
+    serve,
+)
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof import mutants, variants
@@ -90,6 +98,8 @@ def _cases(
     broken = stack.enter_context(
         serve(mutants.wrap(reference_app(workdir / "broken"), "create-thread-200"))
     )
+    dropping = stack.enter_context(serve(reference_app(workdir / "drops")))
+    dropping = stack.enter_context(dropping_proxy(dropping, every=10))
     lf = FAILING_AND_PASSING
     earlier: dict[str, Done] = {}
 
@@ -110,6 +120,7 @@ def _cases(
         "header": lambda: run("header", recorded, f"--header=X-Gateway-Key: {GATEWAY_KEY}"),
         "rate": lambda: run("rate", limited, f"--rate-limit={RATE:g}/s"),
         "throttled": lambda: run("throttled", throttling),
+        "drops": lambda: run("drops", dropping),
         "tls-plain": lambda: run("tls-plain", tls),
         "tls-ca": lambda: run("tls-ca", tls, f"--ca-bundle={workdir / 'ca.pem'}"),
         "tls-insecure": lambda: run("tls-insecure", tls, "--insecure"),
@@ -173,6 +184,17 @@ def test_throttled_requests_are_waited_out_reported_and_never_findings(runs: Run
     assert f"the target throttled {throttled['requests']} requests" in run.output
 
 
+def test_a_connection_closed_before_an_answer_is_sent_again_once(runs: Runs) -> None:
+    """Every tenth connection reset as its request arrives (the keep-alive race): each such
+    request goes again on a new connection, is counted, and is no finding."""
+    done, _ = runs
+    run = done["drops"]
+    assert run.returncode == 0, run.output
+    assert judged_all_pass(run)
+    resent = run.document()["transport"]["resent_after_close"]
+    assert resent >= 3 and f"{resent} requests sent again" in run.stdout
+
+
 def test_tls_to_a_private_ca_needs_the_bundle_or_insecure(runs: Runs) -> None:
     done = runs[0]
     plain, with_ca, insecure = done["tls-plain"], done["tls-ca"], done["tls-insecure"]
@@ -216,3 +238,21 @@ def test_concurrency_spreads_the_run_and_keeps_its_verdicts_and_findings(runs: R
 )  # fmt: skip
 def test_only_a_target_off_this_machine_is_spread_by_default(url: str, loopback: bool) -> None:
     assert concurrency.is_loopback(url) is loopback
+
+
+def test_the_longest_tests_start_apart_when_spread() -> None:
+    """xdist hands out contiguous shares of the collection: the state machines, placed evenly
+    through it, land in different shares instead of queueing on one worker."""
+
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    items = [Item(f"tests/test_a.py::t{i}") for i in range(96)]
+    items[60:60] = [Item(f"tests/test_stateful.py::test_state_machine[{n}]") for n in "abcd"]
+    ordered = concurrency.spread_longest(items)  # type: ignore[arg-type]
+    assert sorted(i.nodeid for i in ordered) == sorted(i.nodeid for i in items)
+    places = [n for n, i in enumerate(ordered) if "stateful" in i.nodeid]
+    assert places == [0, 25, 50, 75]
+    shares = {place * 8 // len(ordered) for place in places}  # the worker each lands on, of 8
+    assert len(shares) == 4

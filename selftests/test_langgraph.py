@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from safety_support import ROOT, Done, run_suite
 
-from assistant_conformance.proof.foreign import ForeignServer, start_langgraph
+from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT, ForeignServer, start_langgraph
 from assistant_conformance.report.catalogue import load
 
 pytestmark = pytest.mark.xdist_group("langgraph")
@@ -23,7 +23,6 @@ pytestmark = pytest.mark.xdist_group("langgraph")
 TOKENS = ["tok-langgraph-main-5c1e", "tok-langgraph-alt-9d3a"]
 TABLE = ROOT / "docs" / "compatibility" / "langgraph.md"
 ROW = re.compile(r"^\| ([A-Z0-9-]+) \| (MUST|SHOULD) \| (pass|fail|warn|skip|unsupported) \|", re.M)
-ABSENT = "conversations,files,contexts,chatkit"  # not served by a LangGraph server
 RUN_MODULES = ("tests/test_runs.py", "tests/test_streams.py")
 NEED_NO_RUN = {"RUN-STATUS", "RUN-PAGING-REQUIRED"}  # judged on the run list alone
 
@@ -39,7 +38,7 @@ def suite(server: ForeignServer, report_dir: Path, *args: str) -> Done:
         f"--base-url={server.base_url}",
         f"--token={TOKENS[0]}",
         f"--alt-token={TOKENS[1]}",
-        f"--unsupported={ABSENT}",
+        f"--unsupported={','.join(LANGGRAPH_ABSENT)}",
         *args,
         timeout=600,
     )

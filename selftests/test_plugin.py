@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -125,3 +126,27 @@ def test_command_line_wins_over_environment(tmp_path, reference_server):
     }
     run = run_suite(tmp_path, "--base-url", reference_server.base_url, env=env)
     assert run.returncode == 0, run.stdout
+
+
+def test_a_fault_answering_input_that_breaks_the_document_is_charged_to_that_input():
+    """No answer to a malformed body is the bad-input requirement's finding (a SHOULD), not the
+    operation's success status (a MUST only for requests that follow the document)."""
+    import httpx
+
+    from assistant_conformance.suite import door, findings, plugin
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/api/ai/store/items/search", content=b"[")
+    charged = []
+    for breaking in (True, False):
+        findings.state.current = findings.TestRecord(frozenset(), strict=False)
+        fault = door.AnswerFault(door.CUT, "closed", door.evidence(request, None, {}, ""))
+        try:
+            bad = "ROBUST-BAD-INPUT-4XX"
+            with door.breaking_input(bad) if breaking else contextlib.nullcontext():
+                raise fault
+        except door.AnswerFault as caught:
+            charged.append(plugin.charge(caught))
+        finally:
+            findings.state.current = None
+    assert charged[0] == "ROBUST-BAD-INPUT-4XX"
+    assert charged[1].startswith("STORE-") and charged[1].endswith("STATUS"), charged

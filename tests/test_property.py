@@ -53,6 +53,7 @@ def runner(request, target, suite_settings, http_session, run_safety) -> prop.Ru
     # The suite reports (findings), not schemathesis' own writers: opting out of those also keeps
     # schemathesis' makereport hook from asserting on a report that only findings failed.
     request.node.operation_label = None
+    prop.ensure_coverage(request.function)  # its coverage cases, made now (not at collection)
     return prop.Runner.for_run(target, suite_settings, http_session, run_safety)
 
 

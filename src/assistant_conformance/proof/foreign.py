@@ -31,6 +31,10 @@ CHECKOUT = HERE.parents[2]
 VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV", CHECKOUT / ".venv-langgraph"))
 INSTALL_TIMEOUT = 900.0
 START_TIMEOUT = 90.0
+# Capability groups a LangGraph server does not serve (its verdicts in docs/compatibility/ are
+# judged with these given as --unsupported).
+LANGGRAPH_ABSENT = ("conversations", "files", "contexts", "chatkit")
+VERSIONED = ("langgraph-api", "langgraph-cli", "langgraph", "langgraph-runtime-inmem")
 
 
 class ForeignStartError(RuntimeError):
@@ -71,6 +75,19 @@ def langgraph_binary() -> Path:
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             raise ForeignStartError(f"installing the LangGraph server failed: {tail[0]}")
     return binary
+
+
+def langgraph_versions() -> dict[str, str]:
+    """The versions of the LangGraph server's own packages, as installed in its venv."""
+    script = (
+        "import importlib.metadata as m, json; "
+        f"print(json.dumps({{n: m.version(n) for n in {list(VERSIONED)!r}}}))"
+    )
+    python = langgraph_binary().with_name("python")
+    done = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise ForeignStartError(f"reading the LangGraph server's versions failed: {done.stderr}")
+    return dict(json.loads(done.stdout))
 
 
 def free_port() -> int:

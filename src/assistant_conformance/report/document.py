@@ -7,7 +7,6 @@ carries a credential.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict
 from importlib import resources
@@ -18,10 +17,6 @@ from assistant_conformance.report import redact
 from assistant_conformance.report.model import Run
 
 FORMAT = "assistant-conformance-report/1"
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def redacted(value: Any) -> Any:
@@ -103,6 +98,8 @@ def transport_line(doc: dict[str, Any]) -> str | None:
             f"the target throttled {throttled['requests']} requests, "
             f"{throttled['seconds']:g} s waited (not findings)"
         )
+    if resent := way.get("resent_after_close"):
+        parts.append(f"{resent} requests sent again after the connection closed before an answer")
     return "transport: " + "; ".join(parts) if parts else None
 
 

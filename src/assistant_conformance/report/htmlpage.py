@@ -131,7 +131,8 @@ def _summary(doc: dict[str, Any]) -> list[str]:
         f"<dt>Transport</dt><dd>{e((transport_line(doc) or 'plain').removeprefix('transport: '))}"
         "</dd>",
         f"<dt>Started</dt><dd>{e(doc['started'])} · {doc['duration_seconds']:.1f} s</dd>",
-        f"<dt>Suite</dt><dd>{e(doc['suite_version'])} · seed {e(doc['seed'])} · strict "
+        f"<dt>Suite</dt><dd>{e(doc['suite_version'])} (SHA-256 "
+        f"{e(doc.get('suite_sha256', '')[:16])}…) · seed {e(doc['seed'])} · strict "
         f"{'on' if doc['options']['strict_conformance'] else 'off'}</dd>",
         f"<dt>Spec SHA-256</dt><dd>openapi.yaml {e(spec['openapi_sha256'][:16])}… · "
         f"requirements.yaml {e(spec['requirements_sha256'][:16])}…</dd>",

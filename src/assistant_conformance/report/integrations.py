@@ -15,9 +15,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
 
-from assistant_conformance.report.catalogue import CATALOGUE_PATH, SPEC_DIR, Catalogue
+from assistant_conformance.report.catalogue import CATALOGUE_PATH, SPEC_DIR, Catalogue, read_yaml
 from assistant_conformance.report.model import Finding
 
 JUNIT_FILE = "junit.xml"
@@ -69,7 +68,7 @@ def _interface_anchors() -> dict[str, str]:
 
 @cache
 def _section_sources() -> dict[str, str]:
-    data = yaml.safe_load(CATALOGUE_PATH.read_text(encoding="utf-8"))
+    data = read_yaml(CATALOGUE_PATH)
     return {key: value.get("source", "") for key, value in data["sections"].items()}
 
 

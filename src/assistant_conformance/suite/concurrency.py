@@ -14,6 +14,10 @@ import pytest
 from assistant_conformance.suite.options import REMOTE_CONCURRENCY
 from assistant_conformance.suite.settings import OptionError, is_on, option_value
 
+# The longest single tests: a whole state machine each (seconds of serial requests). Spread apart
+# in the collection, they start early on different workers instead of queueing on one.
+LONGEST = ("tests/test_stateful.py::",)
+
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own reads -n
 def pytest_cmdline_main(config: pytest.Config) -> None:
@@ -35,6 +39,25 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.numprocesses = count
         if config.getoption("dist", "no") == "no":
             config.option.dist = "worksteal"  # the long tests (state machines, runs) end apart
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker (every worker orders alike): the longest tests placed evenly
+    through the collection, which xdist hands out in contiguous shares."""
+    if hasattr(config, "workerinput"):
+        items[:] = spread_longest(items)
+
+
+def spread_longest(items: list[pytest.Item]) -> list[pytest.Item]:
+    longest = [item for item in items if item.nodeid.startswith(LONGEST)]
+    if not longest:
+        return items
+    rest = [item for item in items if not item.nodeid.startswith(LONGEST)]
+    step = len(items) / len(longest)
+    for index, item in enumerate(longest):
+        rest.insert(round(index * step), item)
+    return rest
 
 
 def workers(config: pytest.Config) -> int:

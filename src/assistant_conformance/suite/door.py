@@ -8,13 +8,16 @@ guard.GuardedTransport; the property layer's, property/runner.Runner.send).
   chunking or a reset is an incomplete answer, not a response.
 
 Each fault is an AnswerFault, which the plugin turns into one finding against the operation and a
-"not judged" for the rest of the test.
+"not judged" for the rest of the test. The operation's success status is a MUST only for requests
+that follow the document: a fault in answer to input sent to break it (inside `breaking_input`)
+is charged to the requirement judged of such input instead.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import httpx
@@ -52,6 +55,17 @@ class AnswerFault(Exception):
         self.kind = kind
         self.what = what
         self.evidence = evidence
+        self.charged_to: str | None = None  # set by breaking_input
+
+
+@contextmanager
+def breaking_input(requirement: str) -> Iterator[None]:
+    """Input that breaks the document is being sent: a fault of its answer goes to `requirement`."""
+    try:
+        yield
+    except AnswerFault as fault:
+        fault.charged_to = fault.charged_to or requirement
+        raise
 
 
 def evidence(

@@ -223,8 +223,9 @@ class GuardedTransport(httpx.BaseTransport):
             what = f"{operation_of(request)}: no answer within {limit:g} s (--request-timeout)"
             nothing = door.evidence(request, None, {}, "")
             raise door.AnswerFault(door.SILENT, what, nothing) from None
-        except httpx.RemoteProtocolError as exc:
-            what = f"{operation_of(request)}: the connection closed without an answer ({exc})"
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            reason = str(exc) or type(exc).__name__
+            what = f"{operation_of(request)}: the connection closed without an answer ({reason})"
             nothing = door.evidence(request, None, {}, "")
             raise door.AnswerFault(door.CUT, what, nothing) from None
         headers = dict(response.headers)

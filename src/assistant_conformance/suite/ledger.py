@@ -26,6 +26,7 @@ import secrets
 import sys
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +43,7 @@ if sys.platform != "win32":
 MAIN, ALT, ANONYMOUS = "main", "alt", "anonymous"
 LEDGER_DIR = "ledger"
 GONE = (404, 410)
+REMOVERS = 8  # removals in flight at once
 KB = r"/api/ai/(?:v1/kb|knowledges)"
 # Creating requests: (method, path pattern) -> (delete path template, answer field with the id).
 # An id field of None: nothing to delete (a chat-kit session expires); "@body": the delete
@@ -263,24 +265,35 @@ def _body(request: httpx.Request) -> Any:
 def remove_entries(
     entries: list[Entry], clients: Mapping[str, httpx.Client], write: Any
 ) -> list[str]:
-    left = []
+    """Remove each entry: the deepest paths first (a feedback before its message, a message
+    before its conversation), the entries of one depth REMOVERS at a time (newest first): across
+    a network the removals wait on answers, not on each other."""
+    waves: dict[int, list[Entry]] = {}
     for entry in sorted(entries, key=lambda e: e.seq, reverse=True):
-        client = clients.get(entry.principal)
-        if client is None and entry.principal == ANONYMOUS:
-            client = clients.get(MAIN)  # a target that let a request without a token create
-        if client is None:
-            left.append(f"{entry.describe()} ({entry.principal}): no token of this principal")
-            continue
-        try:
-            response = client.request(entry.method, entry.path, json=entry.json)
-        except httpx.HTTPError as exc:
-            left.append(f"{entry.describe()} ({entry.principal}): {type(exc).__name__}")
-            continue
-        if response.is_success or response.status_code in GONE:
-            write({"event": "removed", "seq": entry.seq, "status": response.status_code})
-        else:
-            left.append(f"{entry.describe()} ({entry.principal}): HTTP {response.status_code}")
+        waves.setdefault(entry.path.count("/"), []).append(entry)
+    left: list[str] = []
+    with ThreadPoolExecutor(max_workers=REMOVERS) as pool:
+        for depth in sorted(waves, reverse=True):
+            outcomes = pool.map(lambda e: _remove(e, clients, write), waves[depth])
+            left += [line for line in outcomes if line]
     return [redact.text(line) for line in left]
+
+
+def _remove(entry: Entry, clients: Mapping[str, httpx.Client], write: Any) -> str:
+    """Send the entry's removal; answer why it was not removed ("" when it was)."""
+    client = clients.get(entry.principal)
+    if client is None and entry.principal == ANONYMOUS:
+        client = clients.get(MAIN)  # a target that let a request without a token create
+    if client is None:
+        return f"{entry.describe()} ({entry.principal}): no token of this principal"
+    try:
+        response = client.request(entry.method, entry.path, json=entry.json)
+    except httpx.HTTPError as exc:
+        return f"{entry.describe()} ({entry.principal}): {type(exc).__name__}"
+    if response.is_success or response.status_code in GONE:
+        write({"event": "removed", "seq": entry.seq, "status": response.status_code})
+        return ""
+    return f"{entry.describe()} ({entry.principal}): HTTP {response.status_code}"
 
 
 def read(path: Path) -> list[dict[str, Any]]:

@@ -20,9 +20,8 @@ from functools import cache
 from typing import Any
 
 import httpx
-import yaml
 
-from assistant_conformance.report.catalogue import OPENAPI_PATH
+from assistant_conformance.report.catalogue import OPENAPI_PATH, read_yaml
 
 METHODS = ("get", "put", "post", "delete", "patch")
 MARKER_KEY = "conformance_marker"
@@ -171,7 +170,7 @@ def send(client: httpx.Client, op: Operation, url: str, **kwargs: Any) -> httpx.
 
 @cache
 def document() -> dict[str, Any]:
-    return yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
+    return dict(read_yaml(OPENAPI_PATH))
 
 
 def resolve(node: Any) -> Any:

@@ -4,12 +4,9 @@ Its fixtures (the target, clients of each principal, the run's ledger) are in su
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import time
 from collections.abc import Generator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,7 +14,7 @@ import pytest
 
 from assistant_conformance import __version__
 from assistant_conformance.report import baseline, integrations, redact, terminal_summary, write_all
-from assistant_conformance.report.catalogue import CATALOGUE_PATH, OPENAPI_PATH, load
+from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import Gate, GroupStatus
 from assistant_conformance.report.verdicts import build
 from assistant_conformance.suite import (
@@ -25,6 +22,7 @@ from assistant_conformance.suite import (
     collect,
     door,
     findings,
+    identity,
     safety,
     stats,
     sweep,
@@ -177,7 +175,7 @@ def charge(fault: AnswerFault) -> str:
     """Record a fault of the target's answer in this test; answer the requirement charged."""
     op = by_label().get(operation_label(fault.evidence.method, urlsplit(fault.evidence.url).path))
     status = status_requirement(op.operation_id) if op else None
-    requirement = door.requirement_for(status)
+    requirement = fault.charged_to or door.requirement_for(status)
     findings.door_failure(requirement, door.EXPECTED[fault.kind], fault.what, fault.evidence)
     return requirement
 
@@ -236,8 +234,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = state["sweep"].exit_status
         return
     settings = config.stash[SETTINGS_KEY]
-    waits = transport.current().waits
-    stats.add(config, "throttled", *({"operation": op, "seconds": s} for op, s in waits))
+    policy = transport.current()
+    stats.add(config, "throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
+    stats.add(config, "resent", *({"operation": op} for op in policy.reconnects))
     if hasattr(config, "workerinput"):
         if stopped := safety.stop_reason(state):
             stats.add(config, "stopped", {"reason": stopped})
@@ -253,9 +252,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         load(),
         collector.results,
         info={
-            **run_info(settings, state["started"], time.monotonic() - state["clock"]),
+            **identity.run_info(settings, state["started"], time.monotonic() - state["clock"]),
             "runs": agent_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": transport.summary(settings, measured.get("throttled", [])),
+            "transport": transport.summary(
+                settings, measured.get("throttled", []), measured.get("resent", [])
+            ),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
         },
         capabilities=config.stash[CAPS_KEY],
@@ -285,35 +286,3 @@ def pytest_terminal_summary(
         terminalreporter.write_line(f"harness error: {stopped}", red=True, bold=True)
     for line in safety.summary(state):
         terminalreporter.write_line(line)
-
-
-def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> dict[str, Any]:
-    """What identifies a run: suite, spec, target, seed, time, and the options (no tokens)."""
-    return {
-        "suite_version": __version__,
-        "spec": {
-            "openapi_sha256": _sha256(OPENAPI_PATH),
-            "requirements_sha256": _sha256(CATALOGUE_PATH),
-        },
-        "target": settings.base_url or "embedded reference server",
-        "seed": settings.seed,
-        "started": started.isoformat(timespec="seconds"),
-        "duration_seconds": round(duration, 3),
-        "peak_memory_mib": stats.peak_memory_mib(),
-        "options": {
-            "base_url": settings.base_url,
-            "alt_token_given": settings.alt_token is not None or not settings.base_url,
-            "strict_conformance": settings.strict_conformance,
-            "examples": settings.examples,
-            "seed": settings.seed,
-            "request_timeout": settings.request_timeout,
-            "process_timeout": settings.process_timeout,
-            "report_dir": str(settings.report_dir),
-            "baseline": str(settings.baseline) if settings.baseline else None,
-            "unsupported": list(settings.unsupported),
-        },
-    }
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -9,7 +9,11 @@ from the options (one-door design: nothing else makes a client of the target).
   its share;
 - throttling is not a finding: a 429, or a 503 with Retry-After, is waited out (Retry-After, else
   a backoff) and sent again, at most RETRIES times, and counted for the report; a request still
-  throttled after that is "not judged", never charged to a requirement.
+  throttled after that is "not judged", never charged to a requirement;
+- a connection closed before any answer is sent on once more, on a new connection: a reused
+  connection the target closed just as the request went out (the keep-alive race, RFC 9112
+  §9.3.1) is retried so by any client. Counted for the report; a second close is the target's
+  answer (the door charges it).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+import requests
 
 from assistant_conformance.report import redact
 
@@ -36,6 +41,8 @@ HARMLESS = frozenset(
 )
 RETRIES = 5  # throttled answers waited out per request
 LONGEST_WAIT = 60.0  # seconds: a longer Retry-After is cut to this
+# Closed before any answer (httpx's spellings, and requests' for schemathesis' session).
+DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, requests.ConnectionError)
 
 
 class Throttled(pytest.skip.Exception):  # type: ignore[name-defined]
@@ -93,6 +100,7 @@ class Policy:
     rate: float | None = None  # requests per second for the whole run
     share: int = 1  # pytest-xdist workers the rate is shared by (each takes 1/share of it)
     waits: list[tuple[str, float]] = field(default_factory=list)  # (operation, seconds) waited
+    reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -142,7 +150,7 @@ class Policy:
     ) -> Any:
         """`attempt()` until its answer is not throttling (at most RETRIES waits)."""
         for tries in range(RETRIES + 1):
-            answer = attempt()
+            answer = self._answered(label, attempt)
             status, headers = status_of(answer)
             wait = retry_after(status, headers, tries)
             if wait is None:
@@ -157,6 +165,16 @@ class Policy:
             f"not judged: the target still throttled {label} (HTTP {status}) after "
             f"{RETRIES} waits; lower --rate-limit"
         )
+
+    def _answered(self, label: str, attempt: Callable[[], Any]) -> Any:
+        try:
+            return attempt()
+        except DROPPED as exc:
+            if isinstance(exc, requests.Timeout):  # a connect timeout: the target is not there
+                raise
+            with self._lock:
+                self.reconnects.append(label)
+            return attempt()
 
     def client(self, base_url: str, token: str | None, timeout: float) -> httpx.Client:
         """A plain client of the target (no guard): pre-flight, clean-up, sweep, probes."""
@@ -203,7 +221,9 @@ def use(policy: Policy) -> None:
     _current = policy
 
 
-def summary(settings: SuiteSettings, throttled: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(
+    settings: SuiteSettings, throttled: list[dict[str, Any]], reconnects: list[dict[str, Any]]
+) -> dict[str, Any]:
     """How the run reached the target, for the report (header names only: values are secret)."""
     tls = "NOT verified (--insecure)" if settings.insecure else "verified"
     if settings.ca_bundle:
@@ -216,4 +236,5 @@ def summary(settings: SuiteSettings, throttled: list[dict[str, Any]]) -> dict[st
             "requests": len(throttled),
             "seconds": round(sum(t["seconds"] for t in throttled), 1),
         },
+        "resent_after_close": len(reconnects),
     }

@@ -1,6 +1,7 @@
 """The property layer: schemathesis over spec/openapi.yaml, stateless and stateful.
 
 - generation.py: the document loaded once; seed and depth per generated test;
+- coverage.py: each operation's coverage cases made when its test runs, not at collection;
 - runner.py: sends cases and turns check failures into findings;
 - scope.py: what the suite may demand, and which requirement a failure is charged to;
 - mapping.py: the check -> requirement table, as data;
@@ -10,6 +11,7 @@ Used by tests/test_property.py (one pytest item per operation) and tests/test_st
 """
 
 from assistant_conformance.suite.openapi import by_label
+from assistant_conformance.suite.property.coverage import ensure as ensure_coverage
 from assistant_conformance.suite.property.generation import configure, schema
 from assistant_conformance.suite.property.runner import Runner, Withheld
 from assistant_conformance.suite.property.scope import requirements, stateful_requirements
@@ -21,6 +23,7 @@ __all__ = [
     "Withheld",
     "by_label",
     "configure",
+    "ensure_coverage",
     "requirements",
     "run_state_machine",
     "schema",

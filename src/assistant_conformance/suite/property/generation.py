@@ -6,6 +6,7 @@ fuzzed cases per operation (and, in the runner, N // 10 coverage cases per scena
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from typing import Any
 
@@ -13,7 +14,8 @@ import hypothesis
 import schemathesis
 from schemathesis.generation import derive_operation_seed
 
-from assistant_conformance.report.catalogue import OPENAPI_PATH
+from assistant_conformance.report.catalogue import OPENAPI_PATH, read_yaml
+from assistant_conformance.suite.property import coverage
 
 NO_POOL = {"responses": False}
 MAX_STREAM_EVENTS = 10  # a stream is also cut at the request timeout, in total
@@ -42,7 +44,9 @@ def schema() -> Any:
             "warnings": False,
         }
     )
-    return schemathesis.openapi.from_path(str(OPENAPI_PATH), config=config)
+    coverage.defer()  # made per operation when its test runs (property/coverage.py)
+    # From the document the suite already parsed (a copy: schemathesis may change what it holds).
+    return schemathesis.openapi.from_dict(copy.deepcopy(read_yaml(OPENAPI_PATH)), config=config)
 
 
 def hypothesis_settings(

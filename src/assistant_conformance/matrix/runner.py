@@ -1,0 +1,130 @@
+"""One suite run per target, a bounded number at a time, each into its own report folder with the
+same seed, depth and selection. A target that could not be run becomes an `error` column with the
+reason; the others still complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant_conformance.matrix.launch import LaunchError, ready
+from assistant_conformance.matrix.targets import Plan, Target
+from assistant_conformance.report import redact
+
+ROOT = Path(__file__).resolve().parents[3]  # the checkout: tests/ and pyproject.toml
+COMPLETED, ERROR = "completed", "error"
+JUDGED_EXITS = (0, 1)  # the gate's verdicts: conformant, or a violation
+NOT_NEEDED = ("langsmith_plugin", "allure_pytest")  # start-up time, and no Allure results wanted
+_REASON = re.compile(r"^(?:harness error|usage error|ERROR): (.+)$", re.M)
+
+
+@dataclass
+class Column:
+    target: Target
+    status: str  # completed / error
+    reason: str = ""
+    exit_status: int | None = None
+    seconds: float = 0.0
+    versions: dict[str, str] = field(default_factory=dict)
+    document: dict[str, Any] | None = None  # the target's conformance.json
+
+    @property
+    def folder(self) -> str:
+        """The target's report folder, relative to the matrix's."""
+        return f"targets/{self.target.name}"
+
+
+def suite_command(target: Target, plan: Plan, base_url: str, report_dir: Path) -> list[str]:
+    command = [sys.executable, "-m", "pytest", "-q"]
+    command += [arg for name in NOT_NEEDED for arg in ("-p", f"no:{name}")]
+    command += [
+        "-o",
+        f"cache_dir={report_dir / '.pytest_cache'}",
+        f"--base-url={base_url}",
+        f"--report-dir={report_dir}",
+        f"--seed={plan.seed}",
+    ]  # "=": before the plugin loads, a separate value would read as a test path
+    if plan.examples is not None:
+        command.append(f"--examples={plan.examples}")
+    if target.unsupported:
+        command.append(f"--unsupported={','.join(target.unsupported)}")
+    if plan.requirements:
+        command += ["-k", " or ".join(plan.requirements)]
+    return command + list(target.options)
+
+
+def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
+    """Make the target ready, run the suite against it into out/targets/NAME/, stop it."""
+    report_dir = out / "targets" / target.name
+    report_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        target_ready = ready(target, workdir / target.name)
+    except LaunchError as exc:
+        reason = redact.text(str(exc))
+        (report_dir / "suite.log").write_text(f"not run: {reason}\n", encoding="utf-8")
+        return Column(target, ERROR, reason, seconds=time.monotonic() - started)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    for token in (target_ready.token, target_ready.alt_token):
+        redact.register(token)  # a reason or log line quoting it is masked
+    log_path = report_dir / "suite.log"
+    status: int | None = None
+    try:
+        with log_path.open("w", encoding="utf-8") as log:
+            done = subprocess.run(
+                suite_command(target, plan, target_ready.base_url, report_dir),
+                cwd=ROOT,
+                env={**clean, **target_ready.environment()},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=plan.timeout,
+            )
+        status = done.returncode
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        target_ready.stop()
+    column = Column(target, COMPLETED, exit_status=status, versions=target_ready.versions)
+    column.seconds = time.monotonic() - started
+    report = report_dir / "conformance.json"
+    if report.exists():
+        column.document = json.loads(report.read_text(encoding="utf-8"))
+    if status is None:
+        column.status, column.reason = ERROR, f"the run did not end within {plan.timeout:g} s"
+    elif status not in JUDGED_EXITS or column.document is None:
+        column.status, column.reason = ERROR, why(status, log_path.read_text(errors="replace"))
+    return column
+
+
+def why(status: int, log: str) -> str:
+    """The run's own one-line reason for ending without verdicts (the suite's exit 3 and 4)."""
+    found = _REASON.findall(log)
+    line = found[-1] if found else (log.strip().splitlines() or ["no output"])[-1]
+    return redact.text(f"exit {status}: {line.strip()}")[:300]
+
+
+def run_all(
+    plan: Plan, out: Path, on_done: Callable[[Column], None] = lambda column: None
+) -> list[Column]:
+    """Every target, plan.jobs at a time; the columns in the file's order."""
+    with (
+        tempfile.TemporaryDirectory(prefix="matrix-") as workdir,
+        ThreadPoolExecutor(max_workers=plan.jobs) as pool,
+    ):
+
+        def one(target: Target) -> Column:
+            column = run_target(target, plan, out, Path(workdir))
+            on_done(column)
+            return column
+
+        return list(pool.map(one, plan.targets))
