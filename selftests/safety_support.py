@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,14 +112,11 @@ def serve(app: ASGIApp, tls: tuple[str, str] | None = None) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-@contextmanager
-def raw_server(answer: bytes | None) -> Iterator[int]:
-    """A TCP server on loopback: accepts and sends `answer` (None: never anything); its port."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    listener.settimeout(0.2)
-    held: list[socket.socket] = []
+def _accepting(
+    listener: socket.socket, on_accept: Callable[[socket.socket], None]
+) -> tuple[threading.Event, threading.Thread]:
+    """A thread handing each connection `listener` accepts to `on_accept`, until the event is set
+    (the listener's timeout lets it look)."""
     stop = threading.Event()
 
     def accept() -> None:
@@ -130,12 +127,28 @@ def raw_server(answer: bytes | None) -> Iterator[int]:
                 continue
             except OSError:
                 return
-            held.append(conn)
-            if answer is not None:
-                conn.sendall(answer)
+            on_accept(conn)
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
+    return stop, thread
+
+
+@contextmanager
+def raw_server(answer: bytes | None) -> Iterator[int]:
+    """A TCP server on loopback: accepts and sends `answer` (None: never anything); its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    held: list[socket.socket] = []
+
+    def keep(conn: socket.socket) -> None:
+        held.append(conn)
+        if answer is not None:
+            conn.sendall(answer)
+
+    stop, thread = _accepting(listener, keep)
     try:
         yield listener.getsockname()[1]
     finally:
@@ -154,7 +167,7 @@ def dropping_proxy(upstream: str, every: int = 10) -> Iterator[str]:
     host, port = upstream.removeprefix("http://").split(":")
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.2)
-    stop, count = threading.Event(), iter(range(1, 1 << 30))
+    count = iter(range(1, 1 << 30))
 
     def pipe(source: socket.socket, sink: socket.socket) -> None:
         with contextlib.suppress(OSError):
@@ -177,18 +190,10 @@ def dropping_proxy(upstream: str, every: int = 10) -> Iterator[str]:
             pipe(client, server)
             back.join()
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                client, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(client,), daemon=True).start()
+    def in_thread(client: socket.socket) -> None:
+        threading.Thread(target=handle, args=(client,), daemon=True).start()
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
+    stop, thread = _accepting(listener, in_thread)
     try:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
     finally:
