@@ -30,6 +30,7 @@ td.cell.v-untested>*,td.cell.v-pending>*{background:#fff;color:var(--untested)!i
 border:1px dashed var(--untested)}
 tr.disagree td.id{box-shadow:inset 4px 0 0 var(--warn)}
 .statement{color:var(--muted);font-size:13px}
+.lede{color:var(--muted);font-size:14px;overflow-wrap:anywhere}
 #only-disagree:checked~table.grid tr.agree,
 #only-disagree:checked~table.grid tbody.agree{display:none}
 """
@@ -46,7 +47,7 @@ def render(matrix: dict[str, Any]) -> str:
             f"<title>{e(title)}</title><style>{STYLE}{GRID_STYLE}</style></head>",
             '<body><div class="wrap">',
             f"<h1>{e(title)}</h1>",
-            f'<p class="meta">Generated {e(matrix["generated"])} by <code>{e(matrix["command"])}'
+            f'<p class="lede">Generated {e(matrix["generated"])} by <code>{e(matrix["command"])}'
             f"</code> · suite {e(matrix['suite_version'])} (sources "
             f"{e(matrix['suite_sha256'][:12])}) · seed {e(matrix['seed'])} · examples "
             f"{e(matrix['examples'] or 'default')}</p>",
