@@ -9,9 +9,9 @@ import time
 from functools import cache
 from pathlib import Path
 
-from assistant_conformance.proof import killreport, killtable
+from assistant_conformance.proof import killreport, killtable, suiterun
 
-REPORT_DIR = killtable.ROOT / "reports"
+REPORT_DIR = suiterun.ROOT / "reports"
 
 
 @cache

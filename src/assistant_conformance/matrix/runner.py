@@ -5,10 +5,7 @@ reason; the others still complete."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -19,9 +16,9 @@ from typing import Any
 
 from assistant_conformance.matrix.launch import LaunchError, ready
 from assistant_conformance.matrix.targets import Plan, Target
+from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.report import redact
 
-ROOT = Path(__file__).resolve().parents[3]  # the checkout: tests/ and pyproject.toml
 COMPLETED, ERROR = "completed", "error"
 JUDGED_EXITS = (0, 1)  # the gate's verdicts: conformant, or a violation
 NOT_NEEDED = ("langsmith_plugin", "allure_pytest")  # start-up time, and no Allure results wanted
@@ -44,8 +41,8 @@ class Column:
         return f"targets/{self.target.name}"
 
 
-def suite_command(target: Target, plan: Plan, base_url: str, report_dir: Path) -> list[str]:
-    command = [sys.executable, "-m", "pytest", "-q"]
+def suite_args(target: Target, plan: Plan, base_url: str, report_dir: Path) -> list[str]:
+    command = ["-q"]
     command += [arg for name in NOT_NEEDED for arg in ("-p", f"no:{name}")]
     command += [
         "-o",
@@ -74,24 +71,12 @@ def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
         reason = redact.text(str(exc))
         (report_dir / "suite.log").write_text(f"not run: {reason}\n", encoding="utf-8")
         return Column(target, ERROR, reason, seconds=time.monotonic() - started)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
     for token in (target_ready.token, target_ready.alt_token):
         redact.register(token)  # a reason or log line quoting it is masked
     log_path = report_dir / "suite.log"
-    status: int | None = None
+    command = suite_args(target, plan, target_ready.base_url, report_dir)
     try:
-        with log_path.open("w", encoding="utf-8") as log:
-            done = subprocess.run(
-                suite_command(target, plan, target_ready.base_url, report_dir),
-                cwd=ROOT,
-                env={**clean, **target_ready.environment()},
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                timeout=plan.timeout,
-            )
-        status = done.returncode
-    except subprocess.TimeoutExpired:
-        pass
+        status = run_pytest(command, log_path, plan.timeout, target_ready.environment())
     finally:
         target_ready.stop()
     column = Column(target, COMPLETED, exit_status=status, versions=target_ready.versions)

@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import secrets
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,11 +32,11 @@ from assistant_conformance.proof import serve
 from assistant_conformance.proof.killreport import MUTANT, text, totals, write
 from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
 from assistant_conformance.proof.mutants._base import Bound
+from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report.catalogue import load
 
-ROOT = Path(__file__).resolve().parents[3]  # the checkout: tests/ and pyproject.toml
 VARIANT = "variant"
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
@@ -136,10 +135,7 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome
     except embedded.ServerStartError as exc:
         return Outcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
     report_dir, log_path = workdir / "reports", workdir / "pytest.log"
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
+    args = [
         *case.pytest_args,
         *plugins_off(case.pytest_args),
         "-q",
@@ -150,18 +146,11 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome
         f"--alt-token={tokens[1]}",
         f"--report-dir={report_dir}",
     ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
-    problem, status = "", None
     try:
-        with log_path.open("w") as log:
-            done = subprocess.run(
-                command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout
-            )
-        status = done.returncode
-    except subprocess.TimeoutExpired:
-        problem = f"the suite run did not end within {timeout:g} s"
+        status = run_pytest(args, log_path, timeout)
     finally:
         server.stop()
+    problem = "" if status is not None else f"the suite run did not end within {timeout:g} s"
     log_tail = log_path.read_text(errors="replace")[-4000:]
     report = report_dir / "conformance.json"
     observed: dict[str, str] = {}

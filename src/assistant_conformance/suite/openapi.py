@@ -170,7 +170,7 @@ def send(client: httpx.Client, op: Operation, url: str, **kwargs: Any) -> httpx.
 
 @cache
 def document() -> dict[str, Any]:
-    return dict(read_yaml(OPENAPI_PATH))
+    return read_yaml(OPENAPI_PATH)
 
 
 def resolve(node: Any) -> Any:
