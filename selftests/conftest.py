@@ -10,9 +10,17 @@ import pytest
 
 from assistant_conformance.proof import serve
 from assistant_conformance.reference import embedded
+from assistant_conformance.report import redact
 
 TOKEN_A = "selftest-token-a"
 TOKEN_B = "selftest-token-b"
+
+
+@pytest.fixture(autouse=True)
+def secrets_of_a_run() -> Iterator[redact.Secrets]:
+    """Each test registers secrets as a run of its own does (redaction scoped to one run)."""
+    with redact.scope() as secrets:
+        yield secrets
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from assistant_conformance.report.catalogue import CATALOGUE_PATH, LEVELS, OPENAPI_PATH, load
-from assistant_conformance.suite.property import mapping
+from assistant_conformance.suite import charges
+from assistant_conformance.suite.openapi import operations
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = {
@@ -65,17 +66,20 @@ def test_entry_is_complete(entry):
     assert not re.search(r"\b(should|must|shall)\b", statement, re.I), statement
 
 
-@pytest.mark.parametrize("row", mapping.rows(), ids=lambda r: f"{r[0]}->{r[2]}")
-def test_check_mapping_names_known_checks_operations_and_requirements(row):
-    check, operations, requirement = row
-    assert check in CHECKS
-    assert set(operations) - {"*"} <= operation_ids(), set(operations) - operation_ids()
-    assert requirement in load()
+def test_the_charge_tables_name_known_checks_and_requirements():
+    assert set(charges.PER_OPERATION) | set(charges.EVERY_OPERATION) <= CHECKS
+    named = {r for rs in charges.EVERY_OPERATION.values() for r in rs} | charges.CONTROLLED
+    assert named <= set(load().requirements), named - set(load().requirements)
 
 
-def test_every_operation_has_a_status_requirement():
-    named = {op for ops in mapping.STATUS.values() for op in ops}
-    assert named == operation_ids()
+@pytest.mark.parametrize("op", operations(), ids=lambda op: op.operation_id)
+def test_every_operation_names_its_requirements(op):
+    """x-requirements: a success status requirement (a MUST of the catalogue) for every
+    operation, and known requirements for what else a finding on it is charged to."""
+    assert set(op.requirements) <= set(charges.PER_OPERATION.values()) | {"query"}
+    assert all(rid in load() for rid in op.requirements.values()), op.requirements
+    assert load()[op.status_requirement].level == "MUST"
+    assert ("query" in op.requirements) == bool(op.query_params), op.requirements
 
 
 INTERFACE = re.sub(

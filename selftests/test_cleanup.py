@@ -15,6 +15,7 @@ import pytest
 from safety_batch import batch
 from safety_support import TOKEN
 
+from assistant_conformance.suite.door import BoundedTransport
 from assistant_conformance.suite.guard import Guard, GuardedTransport, NotOwned
 from assistant_conformance.suite.ledger import CREATES, LEDGER_DIR, Ledger, read
 from assistant_conformance.suite.sweep import open_entries
@@ -93,9 +94,14 @@ def test_read_only_changes_nothing() -> None:
 # --- units -------------------------------------------------------------------------------------
 
 
+def _door(answer: object) -> BoundedTransport:
+    """A target answering `answer` (a response, or a function of the request), through the door."""
+    respond = answer if callable(answer) else (lambda request: answer)
+    return BoundedTransport(httpx.MockTransport(respond), deadline=5, cap=1 << 20)
+
+
 def _transport(guard: Guard, ledger: Ledger | None, answer: httpx.Response) -> httpx.Client:
-    inner = httpx.MockTransport(lambda request: answer)
-    transport = GuardedTransport(guard, lambda: ledger, "main", inner=inner, token=TOKEN)
+    transport = GuardedTransport(guard, lambda: ledger, _door(answer), "main", token=TOKEN)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     return httpx.Client(base_url="http://target.test/base", transport=transport, headers=headers)
 
@@ -123,6 +129,9 @@ def test_read_only_guard_refuses_writes_before_sending() -> None:
 
 
 def test_creates_are_recorded_with_their_delete(tmp_path: Path) -> None:
+    from assistant_conformance.report import redact
+
+    redact.register(TOKEN)  # the run's own credential: its creates are announced
     ledger = Ledger(tmp_path, "http://target.test/base")
     guard = Guard(read_only=False, request_timeout=1)
     answer = httpx.Response(201, json={"id": "a/b"})
@@ -182,9 +191,8 @@ def test_a_check_can_change_only_what_the_run_created(tmp_path: Path) -> None:
 
     ledger = Ledger(tmp_path, "http://target.test")
     transport = GuardedTransport(
-        Guard(read_only=False, request_timeout=1), lambda: ledger, "main",
-        inner=httpx.MockTransport(answer), token=TOKEN,
-    )  # fmt: skip
+        Guard(read_only=False, request_timeout=1), lambda: ledger, _door(answer), "main", TOKEN
+    )
     headers = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(base_url="http://target.test", transport=transport, headers=headers) as c:
         c.post("/api/ai/threads", json={})

@@ -128,25 +128,37 @@ def test_command_line_wins_over_environment(tmp_path, reference_server):
     assert run.returncode == 0, run.stdout
 
 
-def test_a_fault_answering_input_that_breaks_the_document_is_charged_to_that_input():
-    """No answer to a malformed body is the bad-input requirement's finding (a SHOULD), not the
-    operation's success status (a MUST only for requests that follow the document)."""
+@pytest.mark.parametrize(
+    ("credential", "breaking", "charged"),
+    [
+        ("Bearer selftest-run-token", True, "ROBUST-BAD-INPUT-4XX"),
+        ("Bearer selftest-run-token", False, "STORE-STATUS"),
+        ("Bearer someone-elses-token", False, "AUTH-401"),
+        (None, False, "AUTH-401"),
+    ],
+)
+def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, breaking, charged):
+    """No answer within the bounds: to input that breaks the document, the bad-input requirement
+    (a SHOULD); to a request that follows it with the run's credential, the operation's success
+    status (a MUST); to a request without one, AUTH-401 (a 401 is what it should get)."""
     import httpx
 
-    from assistant_conformance.suite import door, findings, plugin
+    from assistant_conformance.report import redact
+    from assistant_conformance.suite import charges, door, findings, observe
 
-    request = httpx.Request("POST", "http://127.0.0.1:9/api/ai/store/items/search", content=b"[")
-    charged = []
-    for breaking in (True, False):
-        findings.state.current = findings.TestRecord(frozenset(), strict=False)
-        fault = door.AnswerFault(door.CUT, "closed", door.evidence(request, None, {}, ""))
+    redact.register("selftest-run-token")
+    headers = {"Authorization": credential} if credential else {}
+    url = "http://127.0.0.1:9/api/ai/store/items/search"
+    request = httpx.Request("POST", url, content=b"[", headers=headers)
+    record = findings.TestRecord(frozenset(), strict=False)
+    with findings.recording(record):
         try:
-            bad = "ROBUST-BAD-INPUT-4XX"
-            with door.breaking_input(bad) if breaking else contextlib.nullcontext():
-                raise fault
-        except door.AnswerFault as caught:
-            charged.append(plugin.charge(caught))
-        finally:
-            findings.state.current = None
-    assert charged[0] == "ROBUST-BAD-INPUT-4XX"
-    assert charged[1].startswith("STORE-") and charged[1].endswith("STATUS"), charged
+            with (
+                observe.breaking_input("ROBUST-BAD-INPUT-4XX")
+                if breaking
+                else contextlib.nullcontext()
+            ):
+                raise observe.AnswerFault(observe.CUT, "closed", door.evidence(request, None, {}))
+        except observe.AnswerFault as fault:
+            assert charges.charge_fault(fault) == charged
+    assert [f.requirement for f in record.findings] == [charged]

@@ -21,12 +21,14 @@ import requests
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load
-from assistant_conformance.suite import property as prop
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger, read
 from assistant_conformance.suite.openapi import operations
 from assistant_conformance.suite.property.cases import plausible_kb_body
+from assistant_conformance.suite.property.generation import schema
+from assistant_conformance.suite.property.runner import Runner, Withheld
 from assistant_conformance.suite.property.scope import requirements
+from assistant_conformance.suite.transport import Policy
 
 TOKEN_A = "selftest-token-a"  # principal A of selftests/conftest.py's servers
 
@@ -156,21 +158,24 @@ def test_a_stream_that_never_ends_is_cut(start_server, tmp_path) -> None:
 
 
 @pytest.fixture
-def guarded_runner(reference_server, tmp_path) -> Iterator[prop.Runner]:
+def guarded_runner(reference_server, tmp_path) -> Iterator[Runner]:
     redact.register(TOKEN_A, "SELFTEST_TOKEN")  # as the plugin does: the run's own credential
     with requests.Session() as session:
-        yield prop.Runner(
+        policy = Policy()
+        session.mount("http://", policy.adapter())
+        yield Runner(
             base_url=reference_server.base_url,
             token=TOKEN_A,
             timeout=10,
             session=session,
+            policy=policy,
             ledger=Ledger(tmp_path / "ledger", reference_server.base_url),
             guard=Guard(read_only=False, request_timeout=10),
         )
 
 
 def test_generated_create_is_in_the_ledger_before_its_answer(guarded_runner) -> None:
-    create = prop.schema()["/api/ai/threads"]["POST"].Case(body={"metadata": {}})
+    create = schema()["/api/ai/threads"]["POST"].Case(body={"metadata": {}})
     answer = guarded_runner.send(create).json()
     assert guarded_runner.ledger is not None
     records = read(guarded_runner.ledger.path)
@@ -187,8 +192,8 @@ def test_generated_write_on_data_the_run_did_not_create_is_withheld(
     theirs = client_b.post("/api/ai/threads", json={}).json()["thread_id"]
     assert guarded_runner.guard is not None
     guarded_runner.guard.remember({"thread_id": theirs})
-    delete = prop.schema()["/api/ai/threads/{thread_id}"]["DELETE"]
-    with pytest.raises(prop.Withheld):
+    delete = schema()["/api/ai/threads/{thread_id}"]["DELETE"]
+    with pytest.raises(Withheld):
         guarded_runner.send(delete.Case(path_parameters={"thread_id": theirs}))
     assert client_b.get(f"/api/ai/threads/{theirs}").status_code == 200
     unknown = delete.Case(path_parameters={"thread_id": "5f1d6c0e-0000-4000-8000-000000000000"})

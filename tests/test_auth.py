@@ -1,7 +1,10 @@
 """Authentication (interface §5), for every operation of spec/openapi.yaml, and principal isolation.
 
-The operations come from the document (flows/operations.py), never from a hand-made list: a test
-id names the operation and the credential case, e.g. `POST /api/ai/threads-no-header`.
+The operations come from the document (suite/openapi.py), never from a hand-made list: a test
+id names the operation and the credential case, e.g. `POST /api/ai/threads-no-header`. The
+credential cases' clients come from the run's transport policy like every other client: their
+answers are read under the same bounds (a hostile answer to a request without a credential is a
+finding, AUTH-401, never a hang).
 
 - every operation, times {no header, Basic scheme, empty bearer, unknown token}, on placeholder ids:
   never a 2xx, 401 with a Bearer challenge; a create refused leaves nothing behind;
@@ -23,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite import sse, transport
+from assistant_conformance.suite import sse
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.findings import expect
 from assistant_conformance.suite.flows import is_success, json_of
@@ -46,6 +49,7 @@ from assistant_conformance.suite.openapi import (
 )
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import Target
+from assistant_conformance.suite.transport import Policy
 
 MISSING, INVALID, STATUS_401 = "AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "AUTH-401"
 CHALLENGE, NO_EFFECT = "AUTH-WWW-AUTHENTICATE", "AUTH-REJECTED-NO-EFFECT"
@@ -120,12 +124,9 @@ def _every_operation_on_a_resource() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def clients(target: Target, suite_settings: SuiteSettings) -> Iterator[dict[str, httpx.Client]]:
-    """One client per credential case, each bounded by the request timeout."""
-    policy = transport.current()
-    made = {
-        case: policy.client(target.base_url, None, suite_settings.request_timeout) for case in CASES
-    }
+def clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.Client]]:
+    """One client per credential case, through the run's policy and door."""
+    made = {case: policy.client(target.base_url) for case in CASES}
     for case, value in CASES.items():
         if value is not None:
             made[case].headers["Authorization"] = value

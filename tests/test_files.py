@@ -10,9 +10,10 @@ import httpx
 import pytest
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite import findings, transport
+from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import SHAPE, identifier, is_success, json_of
 from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.transport import Policy
 
 CONTEXT_FILE = "/api/ai/contexts/file"
 CHATKIT = "/api/ai/v1/chatkit/sessions"
@@ -64,9 +65,8 @@ def expiry_of(body: dict[str, Any], created: float) -> float | None:
     return None
 
 
-def read_with(api: httpx.Client, secret: str) -> httpx.Response:
-    timeout = api.timeout.read or 10.0
-    with transport.current().client(str(api.base_url), secret, timeout) as client:
+def read_with(policy: Policy, api: httpx.Client, secret: str) -> httpx.Response:
+    with policy.client(str(api.base_url), secret) as client:
         return client.post(READ_PROBE, json={"limit": 1})
 
 
@@ -99,25 +99,25 @@ def new_session(api: httpx.Client, expires_after: int) -> tuple[str, float | Non
 
 
 @pytest.mark.req("CHATKIT-STATUS", "CHATKIT-SECRET", SHAPE)
-def test_chatkit_secret_authenticates(api: httpx.Client) -> None:
+def test_chatkit_secret_authenticates(api: httpx.Client, policy: Policy) -> None:
     secret, _ = new_session(api, LONG_LIFE)
-    read = read_with(api, secret)
+    read = read_with(policy, api, secret)
     findings.expect(
         "CHATKIT-SECRET", is_success(read), f"POST {READ_PROBE} with the secret: 2xx", read, read
     )
 
 
 @pytest.mark.req("CHATKIT-STATUS", "CHATKIT-SECRET", SHAPE)
-def test_chatkit_secret_stops_working_once_expired(api: httpx.Client) -> None:
+def test_chatkit_secret_stops_working_once_expired(api: httpx.Client, policy: Policy) -> None:
     secret, expires = new_session(api, SHORT_LIFE)
     if expires is None or expires - time.time() > 10:
         pytest.skip("the target gave the session a longer life than asked: expiry not waited for")
     time.sleep(max(0.0, expires - time.time()))
     deadline = expires + EXPIRY_GRACE
-    later = read_with(api, secret)
+    later = read_with(policy, api, secret)
     while is_success(later) and time.time() < deadline:
         time.sleep(0.2)
-        later = read_with(api, secret)
+        later = read_with(policy, api, secret)
     findings.expect(
         "CHATKIT-SECRET",
         400 <= later.status_code < 500,

@@ -6,7 +6,7 @@ One pytest item per operation, `test_operation[POST /api/ai/threads]`. Select on
 (`-k "POST and /api/ai/threads"` works, matching every POST under that path). Each item sends the
 coverage cases (N // 10 per scenario and field at depth N = --examples) and N fuzzed cases, valid
 and invalid, seeded from --seed: the same seed and node id send the same cases again. Every check
-failure is a finding against its requirement (suite/property/scope.py says which).
+failure is a finding against its requirement (suite/charges.py says which).
 A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200,
 accepting `permission: "x"` on a knowledge base, or a request without Authorization.
 """
@@ -18,26 +18,25 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from assistant_conformance.suite import property as prop
-from assistant_conformance.suite.plugin import SETTINGS_KEY
+from assistant_conformance.suite.openapi import by_label
+from assistant_conformance.suite.property import compat
+from assistant_conformance.suite.property.generation import schema as loaded
+from assistant_conformance.suite.property.runner import Runner
+from assistant_conformance.suite.property.scope import requirements
 
-schema = prop.schema()
+schema = loaded()  # seeded from --seed and as deep as --examples (property/generation.py)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Per operation (schemathesis builds one test each): its seed, depth, requirements, keyword."""
-    from schemathesis.generation.hypothesis.builder import ApiOperationMark
-
-    operation = ApiOperationMark.get(metafunc.function)
+    """Per operation (schemathesis builds one test each): its requirements and keyword."""
+    operation = compat.operation_of(metafunc.function)
     if operation is None:
         return
-    settings = metafunc.config.stash[SETTINGS_KEY]
-    op = prop.by_label()[operation.label]
-    prop.configure(metafunc.function, op.label, settings.seed, settings.examples)
+    op = by_label()[operation.label]
     marks = list(getattr(metafunc.function, "pytestmark", []))
     metafunc.function.pytestmark = [
         *marks,
-        pytest.mark.req(*prop.requirements(op.operation_id)).mark,
+        pytest.mark.req(*requirements(op.operation_id)).mark,
     ]
     setattr(metafunc.function, op.operation_id, True)  # `-k createThread` selects the operation
 
@@ -49,14 +48,12 @@ def http_session() -> Iterator[requests.Session]:
 
 
 @pytest.fixture
-def runner(request, target, suite_settings, http_session, run_safety) -> prop.Runner:
-    # The suite reports (findings), not schemathesis' own writers: opting out of those also keeps
-    # schemathesis' makereport hook from asserting on a report that only findings failed.
-    request.node.operation_label = None
-    prop.ensure_coverage(request.function)  # its coverage cases, made now (not at collection)
-    return prop.Runner.for_run(target, suite_settings, http_session, run_safety)
+def runner(request, target, suite_settings, http_session, run_safety) -> Runner:
+    compat.without_schemathesis_reports(request.node)  # the suite reports through its findings
+    compat.ensure_coverage(request.function)  # its coverage cases, made now (not at collection)
+    return Runner.for_run(target, suite_settings, http_session, run_safety)
 
 
 @schema.parametrize()
-def test_operation(case, runner: prop.Runner) -> None:
+def test_operation(case, runner: Runner) -> None:
     runner.run(case)

@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite.door import breaking_input
 from assistant_conformance.suite.findings import (
     expect,
     expect_rejected,
@@ -28,6 +27,7 @@ from assistant_conformance.suite.flows import is_client_error, json_of
 from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import Real, Resources, Unavailable, track_created
 from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.observe import breaking_input
 from assistant_conformance.suite.openapi import Operation, operations, placeholder, sample, send
 from assistant_conformance.suite.settings import SuiteSettings
 

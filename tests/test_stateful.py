@@ -15,12 +15,15 @@ from __future__ import annotations
 import pytest
 import requests
 
-from assistant_conformance.suite import property as prop
+from assistant_conformance.suite.property.runner import Runner
+from assistant_conformance.suite.property.scope import stateful_requirements
+from assistant_conformance.suite.property.stateful import AREAS as CHAINS
+from assistant_conformance.suite.property.stateful import run_state_machine
 
-STEPS = 10  # per scenario; scenarios: about 4 x --examples in all (shares in prop.AREAS)
+STEPS = 10  # per scenario; scenarios: about 4 x --examples in all (shares in CHAINS)
 AREAS = [
-    pytest.param(area, marks=pytest.mark.req(*prop.stateful_requirements(tags)), id=area)
-    for area, (tags, _) in prop.AREAS.items()
+    pytest.param(area, marks=pytest.mark.req(*stateful_requirements(tags)), id=area)
+    for area, (tags, _) in CHAINS.items()
 ]
 
 
@@ -28,8 +31,8 @@ AREAS = [
 @pytest.mark.parametrize("area", AREAS)
 def test_state_machine(area: str, target, suite_settings, run_safety, agent) -> None:
     with requests.Session() as session:
-        runner = prop.Runner.for_run(target, suite_settings, session, run_safety)
+        runner = Runner.for_run(target, suite_settings, session, run_safety)
         seed, examples = suite_settings.seed, suite_settings.examples
-        scenarios = prop.run_state_machine(runner, area, seed, examples, STEPS, agent)
+        scenarios = run_state_machine(runner, area, seed, examples, STEPS, agent)
         withheld = f", {len(runner.withheld)} steps withheld (owned data only)"
         print(f"{area}: {scenarios} scenarios, {runner.sent} requests" + withheld)

@@ -17,9 +17,10 @@ from pathlib import Path
 from assistant_conformance.matrix import grid, markdown, page
 from assistant_conformance.matrix.runner import ERROR, Column, run_all
 from assistant_conformance.matrix.targets import PlanError, load
+from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load as load_catalogue
+from assistant_conformance.report.exits import Exit
 
-EXIT_OK, EXIT_NOT_RUN, EXIT_USAGE = 0, 3, 4
 README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")
 
 
@@ -53,6 +54,12 @@ def replace_block(text: str, block: str) -> str:
 
 
 def run(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
+    """The matrix; the tokens its runs are given are its secrets (masked in all it writes)."""
+    with redact.scope():
+        return _run(argv, prog)
+
+
+def _run(argv: list[str], prog: str) -> int:
     args = build_parser(prog).parse_args(argv)
     try:
         plan = load(args.targets)
@@ -62,7 +69,7 @@ def run(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
             replace_block(args.readme.read_text(encoding="utf-8"), "")  # the block is there
     except (PlanError, OSError) as exc:
         print(f"matrix: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.USAGE
     out = args.report_dir
     shutil.rmtree(out / "targets", ignore_errors=True)  # no column of an earlier run survives
     out.mkdir(parents=True, exist_ok=True)
@@ -80,7 +87,7 @@ def run(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
     rows = len(matrix["requirements"])
     print(f"the targets disagree on {matrix['disagreements']} of {rows} requirements")
     print(f"written: {out / 'index.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
-    return EXIT_NOT_RUN if any(c.status == ERROR for c in columns) else EXIT_OK
+    return Exit.HARNESS if any(c.status == ERROR for c in columns) else Exit.CONFORMANT
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -88,5 +95,5 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] != "matrix":
         print("usage: assistant-conformance matrix FILE [--help]", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(Exit.USAGE)
     sys.exit(run(args[1:]))

@@ -4,6 +4,7 @@ reason; the others still complete."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 import tempfile
@@ -106,10 +107,11 @@ def run_all(
         tempfile.TemporaryDirectory(prefix="matrix-") as workdir,
         ThreadPoolExecutor(max_workers=plan.jobs) as pool,
     ):
+        context = contextvars.copy_context()  # the matrix's secrets, in every thread
 
         def one(target: Target) -> Column:
             column = run_target(target, plan, out, Path(workdir))
             on_done(column)
             return column
 
-        return list(pool.map(one, plan.targets))
+        return list(pool.map(lambda target: context.copy().run(one, target), plan.targets))

@@ -1,1 +1,10 @@
-"""TODO"""
+"""The proof room: the evidence that the suite's verdicts are right.
+
+- mutants/: deliberately broken servers, each a small ASGI middleware around the reference that
+  breaks one requirement (named in its docstring and its registry entry);
+- variants/: servers that differ from the reference only where the contract leaves room;
+- killtable.py, killreport.py: the suite against every mutant (it must catch each, by exactly its
+  requirement IDs) and every variant (it must pass each), and the table that says so;
+- foreign.py, langgraph/: a real LangGraph Agent Server, written by others, as a target;
+- serve.py (`assistant-reference`), suiterun.py: serving any of them; the suite in a child process.
+"""

@@ -1,15 +1,53 @@
-"""The kill-rate table as written: killtable.md, killtable.json and the terminal's table."""
+"""The kill-rate table's cases and outcomes, and the table as written: killtable.md,
+killtable.json and the terminal's table (proof/killtable.py runs the cases)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from assistant_conformance.proof.killtable import Outcome
+from assistant_conformance.proof.mutants._base import Bound
+from assistant_conformance.report.catalogue import load
 
-MUTANT = "mutant"
+MUTANT, VARIANT = "mutant", "variant"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str  # mutant / variant
+    expected: tuple[str, ...]  # mutants: the requirement IDs the run must report
+    pytest_args: tuple[str, ...]
+    summary: str  # the first line of the class docstring
+    lenient: bool = False  # a variant the contract allows SHOULD warnings on (no-validation)
+    bound: Bound | None = None  # a hostile mutant's: time, memory and exit status of the run
+
+    @property
+    def server_args(self) -> list[str]:
+        return [f"--{self.kind}", self.name]
+
+    def wanted(self) -> dict[str, str]:
+        """Requirement ID -> the verdict the run must give it: fail (a MUST) or warn (a SHOULD)."""
+        catalogue = load()
+        return {rid: "fail" if catalogue[rid].level == "MUST" else "warn" for rid in self.expected}
+
+
+@dataclass
+class Outcome:
+    case: Case
+    observed: dict[str, str]  # requirement ID -> fail / warn / error
+    seconds: float
+    exit_status: int | None
+    problem: str = ""  # the run itself broke: no report, a timeout, a server that did not start
+    log: str = ""  # the end of the pytest output
+    result: str = ""  # killed / survived / inexact / passed / failed
+    level: str = ""  # the certification level the run reached
+    peak_mib: float | None = None  # the suite process's peak memory (its report says)
+
+    @property
+    def ok(self) -> bool:
+        return self.result in ("killed", "passed")
 
 
 def shown(verdicts: dict[str, str]) -> str:

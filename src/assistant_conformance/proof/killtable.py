@@ -25,11 +25,18 @@ import tempfile
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from assistant_conformance.proof import serve
-from assistant_conformance.proof.killreport import MUTANT, text, totals, write
+from assistant_conformance.proof.killreport import (
+    MUTANT,
+    VARIANT,
+    Case,
+    Outcome,
+    text,
+    totals,
+    write,
+)
 from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
 from assistant_conformance.proof.mutants._base import Bound
 from assistant_conformance.proof.suiterun import run_pytest
@@ -37,50 +44,12 @@ from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report.catalogue import load
 
-VARIANT = "variant"
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
 # Variants differ from the reference in spelling, not in what a deeper search would find: a few
 # generated cases per operation cover the surface they change, at a third of the default's cost.
 VARIANT_DEPTH = ("--examples=3",)
 RUN_TIMEOUT = 900.0  # seconds for one case (server start, suite run, report)
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    kind: str  # mutant / variant
-    expected: tuple[str, ...]  # mutants: the requirement IDs the run must report
-    pytest_args: tuple[str, ...]
-    summary: str  # the first line of the class docstring
-    lenient: bool = False  # a variant the contract allows SHOULD warnings on (no-validation)
-    bound: Bound | None = None  # a hostile mutant's: time, memory and exit status of the run
-
-    @property
-    def server_args(self) -> list[str]:
-        return [f"--{self.kind}", self.name]
-
-    def wanted(self) -> dict[str, str]:
-        """Requirement ID -> the verdict the run must give it: fail (a MUST) or warn (a SHOULD)."""
-        catalogue = load()
-        return {rid: "fail" if catalogue[rid].level == "MUST" else "warn" for rid in self.expected}
-
-
-@dataclass
-class Outcome:
-    case: Case
-    observed: dict[str, str]  # requirement ID -> fail / warn / error
-    seconds: float
-    exit_status: int | None
-    problem: str = ""  # the run itself broke: no report, a timeout, a server that did not start
-    log: str = ""  # the end of the pytest output
-    result: str = ""  # killed / survived / inexact / passed / failed
-    level: str = ""  # the certification level the run reached
-    peak_mib: float | None = None  # the suite process's peak memory (its report says)
-
-    @property
-    def ok(self) -> bool:
-        return self.result in ("killed", "passed")
 
 
 def summary(cls: type) -> str:

@@ -23,8 +23,6 @@ VERDICTS = (FAIL, ERROR, KNOWN, WARN, PASS, SKIP, UNSUPPORTED, UNTESTED, PENDING
 # A requirement's verdict is the worst of what its tests saw, in this order.
 SEVERITY = (FAIL, ERROR, WARN, PASS, SKIP)
 
-EXIT_OK, EXIT_VIOLATION, EXIT_HARNESS = 0, 1, 3
-
 
 @dataclass
 class Finding:

@@ -10,11 +10,9 @@ from typing import Any
 
 from assistant_conformance.report.baseline import Entry
 from assistant_conformance.report.catalogue import Catalogue
+from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import (
     ERROR,
-    EXIT_HARNESS,
-    EXIT_OK,
-    EXIT_VIOLATION,
     FAIL,
     KNOWN,
     NOT_PROBED,
@@ -191,13 +189,15 @@ def _gate(
         if b.status == "stale"
     ]
     if violations:
-        return Gate(EXIT_VIOLATION, "not conformant", violations)
+        return Gate(Exit.VIOLATION, "not conformant", violations)
     errors = [f"{r.id}: {r.reason}" for r in results.values() if r.verdict == ERROR]
     errors += [f"{nodeid}: failed, and names no requirement" for nodeid in unattributed]
     if errors:
-        return Gate(EXIT_HARNESS, "harness error", errors)
+        return Gate(Exit.HARNESS, "harness error", errors)
     known = [f"{r.id} ({r.level}) {r.reason}" for r in results.values() if r.verdict == KNOWN]
-    return Gate(EXIT_OK, "conformant except known failures" if known else "conformant", known)
+    return Gate(
+        Exit.CONFORMANT, "conformant except known failures" if known else "conformant", known
+    )
 
 
 def build(

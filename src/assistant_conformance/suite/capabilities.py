@@ -14,7 +14,7 @@ import httpx
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, GroupStatus
 from assistant_conformance.report.model import UNSUPPORTED_GROUP as UNSUPPORTED
-from assistant_conformance.suite.door import AnswerFault
+from assistant_conformance.suite.observe import AnswerFault
 
 __all__ = ["NOT_PROBED", "SUPPORTED", "UNSUPPORTED", "GroupStatus", "declared", "probe"]
 

@@ -22,6 +22,11 @@ from assistant_conformance.suite.findings import Blocked
 ATTR = "conformance"
 
 
+def requirement_ids(item: pytest.Item) -> list[str]:
+    """The requirement IDs a test names (its `req` markers), in order."""
+    return list(dict.fromkeys(rid for mark in item.iter_markers("req") for rid in mark.args))
+
+
 def _skip_reason(report: pytest.TestReport) -> str:
     if isinstance(report.longrepr, tuple):
         return str(report.longrepr[2]).removeprefix("Skipped: ")

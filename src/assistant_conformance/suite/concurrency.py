@@ -2,7 +2,7 @@
 REMOTE_CONCURRENCY against a target off this machine and 1 on loopback (the embedded reference, a
 local server: little waiting to overlap, and the same cores serve both). Each test's generated
 cases come from --seed and the test's name, so the verdicts do not depend on which worker ran
-it; reports, the ledger and measurements merge on the controller (suite/stats.py)."""
+it; reports, the ledger and measurements merge on the controller (suite/state.py)."""
 
 from __future__ import annotations
 

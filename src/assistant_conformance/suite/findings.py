@@ -9,11 +9,16 @@ A pass rests on a behaviour seen: a requirement passes only where a test recorde
 test cannot judge one, it says why (`not_judged`): a rejection is judged only against a control
 request of the same operation that the target accepted (`expect_rejected`), and a test stopped by a
 failed requirement names that requirement for the rest.
+
+The record of the test that is running is a context variable (`recording`): a thread a test
+starts with its context (the live stream reader) records into the same test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import httpx
@@ -21,17 +26,20 @@ import pytest
 
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
+from assistant_conformance.suite import observe
 from assistant_conformance.suite.exchange import Exchange, describe
+from assistant_conformance.suite.observe import Observation
 from assistant_conformance.suite.openapi import by_label, match_path, operation_label
 
 
 @dataclass
 class TestRecord:
-    """Findings of the test that is running; the plugin swaps one in per test."""
+    """Findings of the test that is running, and what the doors observed during it."""
 
     allowed: frozenset[str]
     strict: bool
     findings: list[Finding] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
     finalizers: list[Callable[[], None]] = field(default_factory=list)  # run as the test ends
 
     def finish(self) -> None:
@@ -39,11 +47,18 @@ class TestRecord:
             finalize()
 
 
-class _State:
-    current: TestRecord | None = None
+_current: ContextVar[TestRecord | None] = ContextVar("conformance_record", default=None)
 
 
-state = _State()
+@contextmanager
+def recording(record: TestRecord) -> Iterator[TestRecord]:
+    """Findings and observations of this block (a test's call) go to `record`."""
+    token = _current.set(record)
+    try:
+        with observe.collecting(record.observations):
+            yield record
+    finally:
+        _current.reset(token)
 
 
 class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
@@ -51,7 +66,7 @@ class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
 
 
 def current() -> TestRecord:
-    record = state.current
+    record = _current.get()
     if record is None:
         raise RuntimeError("a finding recorded outside a conformance test")
     return record
@@ -92,11 +107,11 @@ def require(
         raise Blocked(f"not judged: {req_id} failed first (expected {expected})")
 
 
-def door_failure(req_id: str, expected: str, actual: object, response: object) -> None:
-    """A failure found by the one door every answer passes (suite/guard.py), whichever test sent
-    the request: the door checks every answer, so no test has to name the requirement. Outside a
-    test (a fixture's set-up) there is no record to charge, and it is dropped."""
-    record = state.current
+def charged(req_id: str, expected: str, actual: object, response: object) -> None:
+    """A failure the judge (suite/charges.py) charges from what the doors saw, whichever test
+    sent the request: no test has to name the requirement. Outside a test (a fixture's set-up)
+    there is no record to charge, and it is dropped."""
+    record = _current.get()
     if record is None:
         return
     record.allowed = record.allowed | {req_id}

@@ -1,5 +1,5 @@
-"""The suite's fixtures: settings, the target, the run's safety session, clients of each principal,
-and the capability gate. Registered by the plugin (suite/plugin.py)."""
+"""The suite's fixtures: settings, the target, the run's safety session and transport policy,
+clients of each principal, and the capability gate. Registered by the plugin (suite/plugin.py)."""
 
 from __future__ import annotations
 
@@ -11,73 +11,72 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load
-from assistant_conformance.suite import capabilities, guard, safety, stats
+from assistant_conformance.report.exits import Exit
+from assistant_conformance.suite import capabilities, guard, safety
+from assistant_conformance.suite.collect import requirement_ids
 from assistant_conformance.suite.flows.agent import Agent, agent_record, resolve, runs_started
+from assistant_conformance.suite.keys import run_state
 from assistant_conformance.suite.ledger import ALT, ANONYMOUS, MAIN, Ledger
-from assistant_conformance.suite.plugin import (
-    CAPS_KEY,
-    HARNESS_ERROR_EXIT,
-    SETTINGS_KEY,
-    STATE_KEY,
-    requirement_ids,
-)
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import HarnessError, Target, open_target
+from assistant_conformance.suite.transport import Policy
 
 
 @pytest.fixture(scope="session")
 def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
-    return pytestconfig.stash[SETTINGS_KEY]
+    return run_state(pytestconfig).settings
+
+
+@pytest.fixture(scope="session")
+def policy(pytestconfig: pytest.Config) -> Policy:
+    """The run's transport policy: every client of the target comes from it (suite/transport.py),
+    so every answer is read through the door's bounds."""
+    return run_state(pytestconfig).policy
 
 
 @pytest.fixture(scope="session")
 def target(
     pytestconfig: pytest.Config,
     suite_settings: SuiteSettings,
+    policy: Policy,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Target]:
     try:
-        opened = open_target(suite_settings, tmp_path_factory.mktemp("target"))
+        opened = open_target(suite_settings, tmp_path_factory.mktemp("target"), policy)
     except HarnessError as exc:
         reason = redact.text(str(exc))
-        pytestconfig.stash[STATE_KEY]["stopped"] = reason
-        pytest.exit(f"harness error: {reason}", returncode=HARNESS_ERROR_EXIT)
+        run_state(pytestconfig).stopped = reason
+        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
     yield opened
     opened.stop()
 
 
 @pytest.fixture(scope="session")
 def run_safety(
-    pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target
+    pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target, policy: Policy
 ) -> Iterator[safety.Session]:
     """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
-    session = safety.Session.open(suite_settings, target)
-    session.guard.worker = hasattr(pytestconfig, "workerinput")
-    pytestconfig.stash[STATE_KEY]["safety"] = session
+    session = safety.Session.open(suite_settings, target, policy)
+    run_state(pytestconfig).safety = session
     yield session
     session.finish(suite_settings, target)
 
 
-def _client(
-    target: Target, settings: SuiteSettings, run: safety.Session, principal: str
-) -> httpx.Client:
+def _client(target: Target, run: safety.Session, principal: str) -> httpx.Client:
     token = {MAIN: target.token, ALT: target.alt_token}.get(principal)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    transport = run.transport(principal, token)
     return httpx.Client(
         base_url=target.base_url,
         headers=headers,
-        timeout=settings.request_timeout,
-        transport=transport,
+        timeout=run.policy.deadline,
+        transport=run.transport(principal, token),
     )
 
 
 @pytest.fixture(scope="session")
-def api(
-    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
-) -> Iterator[httpx.Client]:
+def api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client]:
     """A client of the main principal."""
-    with _client(target, suite_settings, run_safety, MAIN) as client:
+    with _client(target, run_safety, MAIN) as client:
         yield client
 
 
@@ -89,22 +88,18 @@ def ledger(run_safety: safety.Session) -> Ledger:
 
 
 @pytest.fixture(scope="session")
-def alt_api(
-    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
-) -> Iterator[httpx.Client]:
+def alt_api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client]:
     """A client of the second principal; tests that need it are skipped without --alt-token."""
     if not target.alt_token:
         pytest.skip("no second principal: give --alt-token to check isolation")
-    with _client(target, suite_settings, run_safety, ALT) as client:
+    with _client(target, run_safety, ALT) as client:
         yield client
 
 
 @pytest.fixture(scope="session")
-def anonymous_api(
-    target: Target, suite_settings: SuiteSettings, run_safety: safety.Session
-) -> Iterator[httpx.Client]:
+def anonymous_api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client]:
     """A client that sends no credential."""
-    with _client(target, suite_settings, run_safety, ANONYMOUS) as client:
+    with _client(target, run_safety, ANONYMOUS) as client:
         yield client
 
 
@@ -113,7 +108,7 @@ def capability_groups(
     pytestconfig: pytest.Config, suite_settings: SuiteSettings, api: httpx.Client
 ) -> dict[str, capabilities.GroupStatus]:
     """Optional groups: declared unsupported, or probed once at the first test that needs one."""
-    found = pytestconfig.stash[CAPS_KEY]
+    found = run_state(pytestconfig).capabilities
     skip = suite_settings.unsupported
     if suite_settings.read_only:  # these probes send writes: their groups stay unprobed
         writes = tuple(g for g in guard.WRITE_PROBED_GROUPS if g not in skip)
@@ -134,7 +129,7 @@ def _capability_gate(request: pytest.FixtureRequest) -> None:
     groups = sorted({g for s in sections if (g := capabilities.group_of_section(s))})
     if not groups:
         return
-    found = request.config.stash[CAPS_KEY]
+    found = run_state(request.config).capabilities
     if not all(g in found for g in groups):
         found = request.getfixturevalue("capability_groups")
     for group in groups:
@@ -162,6 +157,6 @@ def agent(
         timeout=suite_settings.process_timeout,
     )
     yield found
-    record = agent_record(found)
-    stats.add(pytestconfig, "agent", record)
-    stats.add(pytestconfig, "runs", *[asdict(c) for c in runs_started(api, ledger)])
+    state = run_state(pytestconfig)
+    state.add("agent", agent_record(found))
+    state.add("runs", *[asdict(c) for c in runs_started(api, ledger)])

@@ -10,16 +10,18 @@
   skipped ("read-only mode: ...");
 - it writes what a request may create to the ledger before sending it (intent), and the request
   that deletes it as soon as the answer names its id (see ledger.CREATES);
-- a request cut at --request-timeout raises with a message naming the request and the bound;
+- it keeps every string the target answers (identifiers it has shown exist) and registers every
+  credential-named field of an answer as a secret, before anything shows it;
 - several requests in a row without an answer, or the run's own token refused on request after
-  request, stop the run as a harness error instead of failing test after test.
+  request, stop the run (Stopped: the plugin ends it as a harness error) instead of failing test
+  after test.
+The answers reach it through the door (suite/door.py), read under the run's bounds.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,9 +30,9 @@ import httpx
 import pytest
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.model import EXIT_HARNESS
-from assistant_conformance.suite import door, findings, openapi, strictjson, transport
+from assistant_conformance.suite import door, openapi
 from assistant_conformance.suite.ledger import MAIN, Ledger
+from assistant_conformance.suite.observe import SILENT, SLOW, AnswerFault
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 # POST operations of the contract that only read.
@@ -45,7 +47,8 @@ class ReadOnlyRefused(pytest.skip.Exception):  # type: ignore[name-defined]
 
 
 class Stopped(pytest.skip.Exception):  # type: ignore[name-defined]
-    """The run was stopped (a harness error) in a pytest-xdist worker: the test is not judged."""
+    """The run was stopped (a harness error): the test is not judged, and the plugin ends the run
+    (in a pytest-xdist worker: skips the rest, for the controller to end it)."""
 
 
 class NotOwned(RuntimeError):
@@ -79,7 +82,6 @@ class Guard:
     breaches: list[str] = field(default_factory=list)  # writes a read-only run saw succeed
     stopped: str = ""  # why the run was stopped, for the report
     active: bool = True  # off while the session cleans up
-    worker: bool = False  # in a pytest-xdist worker: a stop cannot end the run from here
     # The status the target answers the run's token now (the preflight request); None: no answer.
     probe: Callable[[], int | None] | None = None
     _timeouts: list[str] = field(default_factory=list)  # operations unanswered, in a row
@@ -146,11 +148,7 @@ class Guard:
 
     def stop(self, reason: str) -> None:
         self.stopped = redact.text(reason)
-        if self.worker:
-            # A worker cannot end the run (xdist would report a crash): its tests stop being
-            # judged, and the controller ends the run with this reason (plugin.py).
-            raise Stopped(f"not judged: harness error: {self.stopped}")
-        pytest.exit(f"harness error: {self.stopped}", returncode=EXIT_HARNESS)
+        raise Stopped(f"not judged: harness error: {self.stopped}")
 
     def remember(self, value: Any) -> None:
         """Keep every string of a JSON answer: identifiers the target has shown exist."""
@@ -170,21 +168,22 @@ def _origin(request: httpx.Request) -> str:
 
 
 class GuardedTransport(httpx.BaseTransport):
-    """An httpx transport that applies the Guard and keeps the ledger for one principal."""
+    """An httpx transport that applies the Guard and keeps the ledger for one principal, around
+    the door (`inner`: the run's policy transport, suite/transport.py)."""
 
     def __init__(
         self,
         guard: Guard,
         ledger: Callable[[], Ledger | None],
+        inner: httpx.BaseTransport,
         principal: str = MAIN,
-        inner: httpx.BaseTransport | None = None,
         token: str | None = None,
     ) -> None:
         self.guard = guard
         self.ledger = ledger
+        self.inner = inner
         self.principal = principal
         self.token = token  # the principal's own token: its refusal counts toward a stop
-        self.inner = inner or transport.current().transport()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         ledger = self.ledger()
@@ -195,15 +194,14 @@ class GuardedTransport(httpx.BaseTransport):
             raise NotOwned(reason)
         own = redact.is_secret(_credential(request))  # a credential of the run: it may create
         intent = ledger.intend(request, self.principal, own) if ledger is not None else None
-        response = self._answer(request)
-        body = None
-        if _is_json(response):
-            body, wrong = strictjson.read(response.content)  # one parse for the usual answer
-            if wrong is not None:
-                body = _json(response)  # what Python reads of it (NaN, another charset)
-                response.request = request  # the client sets it later; the evidence needs it now
-                actual = f"{operation_of(request)}: HTTP {response.status_code}; {wrong}"
-                findings.door_failure(strictjson.REQUIREMENT, strictjson.EXPECTED, actual, response)
+        try:
+            response = self.inner.handle_request(request)
+        except AnswerFault as fault:
+            if fault.kind in (SLOW, SILENT):
+                self.guard.timed_out(request)
+            raise
+        body = response.extensions.get(door.JSON_VALUE)
+        if body is not None:
             redact.register_fields(body)  # e.g. a chat-kit client secret, before anyone shows it
             self.guard.remember(body)
         if intent is not None and ledger is not None:
@@ -212,74 +210,5 @@ class GuardedTransport(httpx.BaseTransport):
         self.guard.observe(request, response, mine)
         return response
 
-    def _answer(self, request: httpx.Request) -> httpx.Response:
-        """The answer, read whole under the door's bounds unless it is a stream (whose reader
-        has bounds of its own)."""
-        started, limit = time.monotonic(), self.guard.request_timeout
-        try:
-            response = self.inner.handle_request(request)
-        except httpx.TimeoutException:
-            self.guard.timed_out(request)
-            what = f"{operation_of(request)}: no answer within {limit:g} s (--request-timeout)"
-            nothing = door.evidence(request, None, {}, "")
-            raise door.AnswerFault(door.SILENT, what, nothing) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            reason = str(exc) or type(exc).__name__
-            what = f"{operation_of(request)}: the connection closed without an answer ({reason})"
-            nothing = door.evidence(request, None, {}, "")
-            raise door.AnswerFault(door.CUT, what, nothing) from None
-        headers = dict(response.headers)
-        if "text/event-stream" in request.headers.get("accept", "") and not _is_json(response):
-            # a stream (a JSON answer to a stream request is an error: read it): capped only
-            capped = door.CappedStream(
-                response.stream,  # type: ignore[arg-type]
-                self.guard.max_response_size,
-                operation_of(request),
-                lambda note: door.evidence(request, response.status_code, headers, note),
-            )
-            return httpx.Response(
-                response.status_code, headers=response.headers, stream=capped,
-                extensions=response.extensions,
-            )  # fmt: skip
-        try:
-            response.content  # noqa: B018
-            return response  # already whole (an in-process transport)
-        except httpx.ResponseNotRead:
-            pass
-        try:
-            raw = door.read_bounded(
-                response.iter_raw(),
-                lambda note: door.evidence(request, response.status_code, headers, note),
-                label=operation_of(request),
-                started=started,
-                deadline=limit,
-                cap=self.guard.max_response_size,
-            )
-        except door.AnswerFault as fault:
-            if fault.kind == door.SLOW:
-                self.guard.timed_out(request)
-            raise
-        finally:
-            response.close()
-        whole = httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=httpx.ByteStream(raw),
-            extensions=response.extensions,
-        )
-        whole.read()
-        return whole
-
     def close(self) -> None:
         self.inner.close()
-
-
-def _is_json(response: httpx.Response) -> bool:
-    return strictjson.is_json(response.headers.get("content-type", ""))
-
-
-def _json(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except (ValueError, RecursionError):
-        return None

@@ -20,6 +20,7 @@ their prefix (metadata `conformance_run`, title) whose create never got an answe
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 import secrets
@@ -36,6 +37,7 @@ from urllib.parse import quote, unquote
 import httpx
 
 from assistant_conformance.report import redact
+from assistant_conformance.suite.observe import AnswerFault
 
 if sys.platform != "win32":
     import fcntl
@@ -272,9 +274,12 @@ def remove_entries(
     for entry in sorted(entries, key=lambda e: e.seq, reverse=True):
         waves.setdefault(entry.path.count("/"), []).append(entry)
     left: list[str] = []
+    context = contextvars.copy_context()  # the run's (its secrets): each removal in a copy
     with ThreadPoolExecutor(max_workers=REMOVERS) as pool:
         for depth in sorted(waves, reverse=True):
-            outcomes = pool.map(lambda e: _remove(e, clients, write), waves[depth])
+            outcomes = pool.map(
+                lambda e: context.copy().run(_remove, e, clients, write), waves[depth]
+            )
             left += [line for line in outcomes if line]
     return [redact.text(line) for line in left]
 
@@ -290,6 +295,8 @@ def _remove(entry: Entry, clients: Mapping[str, httpx.Client], write: Any) -> st
         response = client.request(entry.method, entry.path, json=entry.json)
     except httpx.HTTPError as exc:
         return f"{entry.describe()} ({entry.principal}): {type(exc).__name__}"
+    except AnswerFault as fault:  # no answer within the run's bounds
+        return f"{entry.describe()} ({entry.principal}): {fault.what.partition(': ')[2]}"
     if response.is_success or response.status_code in GONE:
         write({"event": "removed", "seq": entry.seq, "status": response.status_code})
         return ""

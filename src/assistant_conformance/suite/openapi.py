@@ -69,6 +69,13 @@ class Operation:
     # The body the document mandates: "kb" (Knowledgebase), "bulk" (array of documents),
     # "process" (array of strings); "interpreted" where it leaves the body unspecified; "" none.
     body_kind: str = ""
+    # x-requirements: what a finding on it is charged to, by kind (status, deleted, created,
+    # query, content-type); suite/charges.py reads them.
+    requirements: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def status_requirement(self) -> str:
+        return self.requirements["status"]
 
     @property
     def label(self) -> str:
@@ -236,6 +243,7 @@ def _operation(path: str, method: str, item: dict[str, Any], raw: dict[str, Any]
         body_schema=_schema(content[media]["schema"]) if media else None,
         tags=tuple(raw.get("tags", ())),
         body_kind=_body_kind(raw),
+        requirements=dict(raw["x-requirements"]),
     )
 
 

@@ -1,6 +1,8 @@
 """The suite's pytest plugin: options, requirement markers, findings into verdicts, the reports.
 
-Its fixtures (the target, clients of each principal, the run's ledger) are in suite/fixtures.py."""
+It keeps one typed state per run on the config stash (suite/state.py, keys in suite/keys.py);
+its fixtures (the target, clients of each principal, the run's ledger) are in suite/fixtures.py.
+"""
 
 from __future__ import annotations
 
@@ -8,43 +10,39 @@ import time
 from collections.abc import Generator
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
 from assistant_conformance import __version__
 from assistant_conformance.report import baseline, integrations, redact, terminal_summary, write_all
 from assistant_conformance.report.catalogue import load
-from assistant_conformance.report.model import Gate, GroupStatus
+from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.model import Gate
 from assistant_conformance.report.verdicts import build
 from assistant_conformance.suite import (
     capabilities,
+    charges,
     collect,
-    door,
     findings,
     identity,
+    keys,
     safety,
     stats,
     sweep,
     transport,
 )
-from assistant_conformance.suite.door import AnswerFault
+from assistant_conformance.suite.collect import requirement_ids
 from assistant_conformance.suite.findings import TestRecord
-from assistant_conformance.suite.flows.agent import header as agent_header
-from assistant_conformance.suite.flows.agent import summary as agent_summary
-from assistant_conformance.suite.openapi import by_label, operation_label
-from assistant_conformance.suite.property.scope import status_requirement
+from assistant_conformance.suite.keys import run_state
+from assistant_conformance.suite.observe import AnswerFault
+from assistant_conformance.suite.options import TESTING_WORDS
+from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
+from assistant_conformance.suite.state import SESSION, RunState
 from assistant_conformance.suite.target import HarnessError, preflight, remote
 
-HARNESS_ERROR_EXIT = 3  # target unreachable, token rejected, reference failed: not a finding
-SETTINGS_KEY = pytest.StashKey[SuiteSettings]()
-COLLECTOR_KEY = pytest.StashKey[collect.Collector]()
-BASELINE_KEY = pytest.StashKey[dict[str, baseline.Entry]]()
-CAPS_KEY = pytest.StashKey[dict[str, GroupStatus]]()
-STATE_KEY = pytest.StashKey[dict]()  # when the run started; the finished run
-_RECORD_KEY = pytest.StashKey[TestRecord]()
 pytest_plugins = ("assistant_conformance.suite.fixtures", "assistant_conformance.suite.concurrency")
+_REDACTION = pytest.StashKey[Any]()  # the token that makes the run's secrets active
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,44 +67,55 @@ def pytest_configure(config: pytest.Config) -> None:
         known = baseline.load(settings.baseline, catalogue) if settings.baseline else {}
     except (OptionError, baseline.BaselineError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[SETTINGS_KEY] = settings
-    transport.use(transport.Policy.from_settings(settings))
-    if worker := getattr(config, "workerinput", None):
-        transport.current().share = int(worker.get("workercount", 1))
+    secrets = redact.Secrets()
+    config.stash[_REDACTION] = redact.activate(secrets)  # before anything registers a secret
+    worker = getattr(config, "workerinput", None)
+    policy = settings.policy(share=int(worker.get("workercount", 1)) if worker else 1)
+    compat.install(policy.adapter())
+    generation.configure(settings.seed, settings.examples)
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
         )
-    config.stash[BASELINE_KEY] = known
-    config.stash[CAPS_KEY] = capabilities.declared(settings.unsupported)
-    config.stash[COLLECTOR_KEY] = collector = collect.Collector(config.stash[CAPS_KEY])
+    caps = capabilities.declared(settings.unsupported)
+    collector = collect.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
-    config.stash[STATE_KEY] = {}
-    stats.start(config)
+    state = RunState(settings, policy, secrets, known, caps, collector, worker=bool(worker))
+    if worker and worker.get(SESSION):
+        state.session = worker[SESSION]
+    config.stash[keys.RUN] = state
     integrations.default_outputs(config, settings.report_dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (token := config.stash.get(_REDACTION, None)) is not None:
+        redact.deactivate(token)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """pytest-xdist: the workers' records join this session's (suite/stats.py)."""
-    node.workerinput[stats.SESSION] = stats.token(node.config)
+    """pytest-xdist: the workers' measurements join this session's (suite/state.py)."""
+    node.workerinput[SESSION] = run_state(node.config).session
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    settings = config.stash[SETTINGS_KEY]
+    """The target and the options (no request is sent: the session checks the target)."""
+    state = run_state(config)
+    settings = state.settings
     target = settings.base_url or "embedded reference server (started on loopback)"
     lines = [
         f"assistant-conformance {__version__}: target {redact.text(target)}, seed {settings.seed}, "
         f"examples {settings.examples}, strict {'on' if settings.strict_conformance else 'off'}"
     ]
-    if not settings.read_only:
-        lines.append(
-            agent_header(
-                settings.base_url, settings.token, settings.assistant, settings.request_timeout
-            )
-        )
+    if settings.assistant:
+        lines.append(f"runs: assistant {settings.assistant} (given with --assistant)")
+    elif not settings.base_url:
+        lines.append("runs: the reference's deterministic echo agent")
+    elif not settings.read_only:
+        words = ", ".join(TESTING_WORDS)
+        lines.append(f"runs: an assistant named for testing ({words}), or none; --assistant ID")
     if settings.baseline:
-        lines.append(f"baseline: {settings.baseline} ({len(config.stash[BASELINE_KEY])} entries)")
+        lines.append(f"baseline: {settings.baseline} ({len(state.baseline)} entries)")
     if settings.unsupported:
         lines.append(f"declared unsupported: {', '.join(settings.unsupported)}")
     if settings.read_only:
@@ -125,7 +134,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Make requirement IDs, their sections and levels selectable with -k and -m; label them."""
     catalogue = load()
-    if config.stash[SETTINGS_KEY].read_only:
+    if run_state(config).settings.read_only:
         safety.skip_writers(items)
     for item in items:
         ids = requirement_ids(item)
@@ -140,44 +149,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         integrations.label(item, catalogue, ids)
 
 
-def requirement_ids(item: pytest.Item) -> list[str]:
-    return list(dict.fromkeys(rid for mark in item.iter_markers("req") for rid in mark.args))
-
-
 # --- findings → test outcome → requirement verdicts -------------------------------------------
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """In a pytest-xdist worker whose guard stopped the run: the rest is not judged."""
-    if stopped := safety.stop_reason(item.config.stash[STATE_KEY]):
+    """After a harness error stopped the run (in a pytest-xdist worker): the rest is not judged."""
+    if stopped := run_state(item.config).stop_reason():
         pytest.skip(f"not judged: harness error: {stopped}")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    settings = item.config.stash[SETTINGS_KEY]
+    settings = run_state(item.config).settings
     record = TestRecord(frozenset(requirement_ids(item)), settings.strict_conformance)
-    item.stash[_RECORD_KEY] = record
-    findings.state.current = record
-    try:
-        return (yield)
-    except AnswerFault as fault:  # the target's fault, not the suite's: a finding, not an error
-        charged = charge(fault)
-        raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
-    finally:
+    item.stash[keys.RECORD] = record
+    with findings.recording(record):
         try:
-            record.finish()  # judgements held until the test's end (the property layer's)
+            return (yield)
+        except AnswerFault as fault:  # the target's fault, not the suite's: a finding
+            charged = charges.charge_fault(fault)
+            raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
         finally:
-            findings.state.current = None
-
-
-def charge(fault: AnswerFault) -> str:
-    """Record a fault of the target's answer in this test; answer the requirement charged."""
-    op = by_label().get(operation_label(fault.evidence.method, urlsplit(fault.evidence.url).path))
-    status = status_requirement(op.operation_id) if op else None
-    requirement = fault.charged_to or door.requirement_for(status)
-    findings.door_failure(requirement, door.EXPECTED[fault.kind], fault.what, fault.evidence)
-    return requirement
+            try:
+                record.finish()  # judgements held until the test's end (the property layer's)
+            finally:
+                charges.settle(record)  # what the doors observed during the test
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)  # inside allure's and junit's view of the report
@@ -186,103 +182,120 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     safety.redact_report(report, call)  # an exception, captured output: before anyone shows it
-    record = item.stash.get(_RECORD_KEY, None) if call.when == "call" else None
-    caps = item.config.stash[CAPS_KEY]
+    record = item.stash.get(keys.RECORD, None) if call.when == "call" else None
+    state = run_state(item.config)
+    caps = state.capabilities
     extra = {"capabilities": {g: s.as_dict() for g, s in caps.items()}} if caps else {}
     collect.settle(
         report,
         call,
         requirement_ids(item),
         record.findings if record else [],
-        item.config.stash[BASELINE_KEY],
+        state.baseline,
         extra,
     )
     return report
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A harness error stopped the run (the guard): end it in one line. A pytest-xdist worker
+    cannot (xdist would report a crash): it skips the rest, and the controller ends the run."""
+    state = run_state(item.config)
+    if (stopped := state.stop_reason()) and not state.worker:
+        state.stopped = stopped
+        pytest.exit(f"harness error: {stopped}", returncode=Exit.HARNESS)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers
 def pytest_sessionstart(session: pytest.Session) -> None:
-    config = session.config
-    config.stash[STATE_KEY].update(started=datetime.now(UTC), clock=time.monotonic())
-    settings = config.stash[SETTINGS_KEY]
-    spread = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    state = run_state(session.config)
+    state.started, state.clock = datetime.now(UTC), time.monotonic()
+    settings = state.settings
+    spread = getattr(session.config.option, "numprocesses", None) and not state.worker
     if spread and settings.base_url and settings.token and not settings.sweep:
         # Each worker would meet a target it cannot use on its own: ask once, end in one line.
         try:
-            preflight(remote(settings), settings.request_timeout)
+            preflight(remote(settings), state.policy)
         except HarnessError as exc:
-            config.stash[STATE_KEY]["stopped"] = reason = redact.text(str(exc))
-            pytest.exit(f"harness error: {reason}", returncode=HARNESS_ERROR_EXIT)
+            state.stopped = reason = redact.text(str(exc))
+            pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> bool | None:
     """--sweep: remove what earlier runs left on the target, and run no tests."""
-    settings = session.config.stash[SETTINGS_KEY]
-    if not settings.sweep:
+    state = run_state(session.config)
+    if not state.settings.sweep:
         return None
     session.items = []
-    session.config.stash[STATE_KEY]["sweep"] = sweep.sweep(settings)
+    state.sweep = sweep.sweep(state.settings, state.policy)
     return True
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    collector = config.stash[COLLECTOR_KEY]
-    state = config.stash[STATE_KEY]
-    if "sweep" in state:
-        session.exitstatus = state["sweep"].exit_status
+    state = run_state(config)
+    if state.sweep is not None:
+        session.exitstatus = state.sweep.exit_status
         return
-    settings = config.stash[SETTINGS_KEY]
-    policy = transport.current()
-    stats.add(config, "throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
-    stats.add(config, "resent", *({"operation": op} for op in policy.reconnects))
-    if hasattr(config, "workerinput"):
-        if stopped := safety.stop_reason(state):
-            stats.add(config, "stopped", {"reason": stopped})
-        stats.save(config, settings.report_dir)
+    policy = state.policy
+    state.add("throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
+    state.add("resent", *({"operation": op} for op in policy.reconnects))
+    if state.worker:
+        if stopped := state.stop_reason():
+            state.add("stopped", {"reason": stopped})
+        state.save()
         return
-    if not collector.results:
+    if not state.collector.results:
         return  # not a conformance run (e.g. the project's selftests): pytest decides
-    measured = stats.merged(config, settings.report_dir)
-    if measured.get("stopped") and not state.get("stopped"):  # by a worker's guard
-        state["stopped"] = measured["stopped"][0]["reason"]
-        session.exitstatus = HARNESS_ERROR_EXIT
-    run = build(
-        load(),
-        collector.results,
-        info={
-            **identity.run_info(settings, state["started"], time.monotonic() - state["clock"]),
-            "runs": agent_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": transport.summary(
-                settings, measured.get("throttled", []), measured.get("resent", [])
-            ),
-            "workers": int(getattr(config.option, "numprocesses", None) or 1),
-        },
-        capabilities=config.stash[CAPS_KEY],
-        baseline=config.stash[BASELINE_KEY],
-        baseline_file=str(settings.baseline or ""),
-        unattributed=collector.unattributed,
-    )
+    measured = state.merged()
+    if measured.get("stopped") and not state.stopped:  # by a worker's guard
+        state.stopped = measured["stopped"][0]["reason"]
+        session.exitstatus = Exit.HARNESS
+    state.result = run = _result(config, state, measured)
     status = int(session.exitstatus)
-    stopped = safety.stop_reason(state)
+    stopped = state.stop_reason()
     if status in (0, 1) and not stopped:
         session.exitstatus = run.gate.exit_status
     elif status != run.gate.exit_status or stopped:  # interrupted, or stopped by a harness error
-        why = "harness error" if status == HARNESS_ERROR_EXIT else "interrupted"
+        why = "harness error" if status == Exit.HARNESS else "interrupted"
         early = [f"the run stopped early (exit {status})"]
         run.gate = Gate(status, why, [stopped, *run.gate.problems] if stopped else early)
-    write_all(run, settings.report_dir)
-    state["run"] = run
+    write_all(run, state.settings.report_dir)
+
+
+def _result(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> Any:
+    settings = state.settings
+    assert state.started is not None
+    return build(
+        load(),
+        state.collector.results,
+        info={
+            **identity.run_info(settings, state.started, time.monotonic() - state.clock),
+            "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
+            "transport": transport.summary(
+                state.policy, measured.get("throttled", []), measured.get("resent", [])
+            ),
+            "workers": int(getattr(config.option, "numprocesses", None) or 1),
+        },
+        capabilities=state.capabilities,
+        baseline=state.baseline,
+        baseline_file=str(settings.baseline or ""),
+        unattributed=state.collector.unattributed,
+    )
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    state = config.stash.get(STATE_KEY, {})
-    if state.get("run") is not None:
-        terminal_summary(terminalreporter, state["run"], config.stash[SETTINGS_KEY].report_dir)
-    if getattr(config.option, "numprocesses", None) and (stopped := safety.stop_reason(state)):
+    state = config.stash.get(keys.RUN, None)
+    if state is None:
+        return
+    if state.result is not None:
+        terminal_summary(terminalreporter, state.result, state.settings.report_dir)
+    if getattr(config.option, "numprocesses", None) and (stopped := state.stop_reason()):
         terminalreporter.write_line(f"harness error: {stopped}", red=True, bold=True)
-    for line in safety.summary(state):
+    sweep_lines = state.sweep.lines if state.sweep else []
+    for line in safety.summary(state.safety, sweep_lines):
         terminalreporter.write_line(line)

@@ -16,11 +16,12 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite import ledger as ledger_module
-from assistant_conformance.suite import transport
 from assistant_conformance.suite.guard import Guard, GuardedTransport
 from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger
+from assistant_conformance.suite.observe import AnswerFault
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import Target, probe
+from assistant_conformance.suite.transport import Policy
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 
@@ -29,15 +30,16 @@ GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 class Session:
     guard: Guard
     ledger: Ledger
+    policy: Policy
     cleanup: str = ""  # one line for the terminal: what the end of the run removed or kept
     left: list[str] = field(default_factory=list)
 
     @classmethod
-    def open(cls, settings: SuiteSettings, target: Target) -> Session:
+    def open(cls, settings: SuiteSettings, target: Target, policy: Policy) -> Session:
         def status_now() -> int | None:
             try:
-                return probe(target, settings.request_timeout).status_code
-            except httpx.HTTPError:
+                return probe(target, policy).status_code
+            except (httpx.HTTPError, AnswerFault):
                 return None
 
         guard = Guard(
@@ -46,10 +48,12 @@ class Session:
             settings.max_response_size,
             probe=status_now,
         )
-        return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url))
+        return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url), policy)
 
     def transport(self, principal: str, token: str | None) -> GuardedTransport:
-        return GuardedTransport(self.guard, lambda: self.ledger, principal, token=token)
+        """The guarded transport of one principal's client (around the policy's door)."""
+        inner = self.policy.transport()
+        return GuardedTransport(self.guard, lambda: self.ledger, inner, principal, token)
 
     def finish(self, settings: SuiteSettings, target: Target) -> None:
         """Remove what the run created, newest first (or keep it under --no-cleanup)."""
@@ -64,7 +68,7 @@ class Session:
                     f"created (listed in {where}); `pytest --sweep` removes them"
                 )
             return
-        with cleanup_clients(settings, target) as clients:
+        with cleanup_clients(target, self.policy) as clients:
             self.left = self.ledger.clean_up(clients)
         self.ledger.release()
         removed = sum(1 for r in _records(where) if r.get("event") == "removed")
@@ -80,15 +84,12 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def cleanup_clients(settings: SuiteSettings, target: Target) -> Iterator[dict[str, httpx.Client]]:
-    """Plain clients (no guard; the run's transport policy) of each principal the run holds a
-    token of."""
+def cleanup_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.Client]]:
+    """Clients without the guard (through the run's policy and door) of each principal the run
+    holds a token of."""
     tokens = {MAIN: target.token, ALT: target.alt_token}
-    policy = transport.current()
     clients = {
-        name: policy.client(target.base_url, token, settings.request_timeout)
-        for name, token in tokens.items()
-        if token
+        name: policy.client(target.base_url, token) for name, token in tokens.items() if token
     }
     try:
         yield clients
@@ -123,16 +124,9 @@ def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> Non
     report.sections = [(title, redact.text(content)) for title, content in report.sections]
 
 
-def stop_reason(state: dict[str, Any]) -> str:
-    """Why the run was stopped early (a harness error), if it was."""
-    session = state.get("safety")
-    return str(state.get("stopped") or (session.guard.stopped if session else ""))
-
-
-def summary(state: dict[str, Any]) -> list[str]:
+def summary(session: Session | None, sweep_lines: list[str]) -> list[str]:
     """Lines for the end of the terminal output: cleanup, sweep, read-only breaches."""
-    lines = list(state["sweep"].lines) if "sweep" in state else []
-    session = state.get("safety")
+    lines = list(sweep_lines)
     if session is not None:
         if session.guard.breaches:
             lines.append(

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.redact import MIN_SECRET_LENGTH
-from assistant_conformance.suite import transport
 from assistant_conformance.suite.options import OPTIONS, Option
+from assistant_conformance.suite.transport import Policy
 
 # Optional capability groups (--unsupported): the catalogue says which sections each covers.
 CAPABILITY_GROUPS = load().groups
@@ -114,15 +115,28 @@ class SuiteSettings:
         values["unsupported"] = _groups(values["unsupported"])
         values["run_input"] = _run_input(values["run_input"])
         try:
-            values["header"] = tuple(transport.parse_header(h) for h in values["header"])
+            values["header"] = tuple(parse_header(h) for h in values["header"])
             rate = values["rate_limit"]
-            values["rate_limit"] = transport.parse_rate(rate) if rate else None
+            values["rate_limit"] = parse_rate(rate) if rate else None
         except ValueError as exc:
             raise OptionError(str(exc)) from None
         values["ca_bundle"] = Path(values["ca_bundle"]) if values["ca_bundle"] else None
         settings = cls(**values)
         settings.validate()
         return settings
+
+    def policy(self, share: int = 1) -> Policy:
+        """The run's transport policy (suite/transport.py); `share`: the pytest-xdist workers
+        the rate limit is shared by."""
+        return Policy(
+            headers=dict(self.header),
+            ca_bundle=str(self.ca_bundle) if self.ca_bundle else None,
+            insecure=self.insecure,
+            rate=self.rate_limit,
+            share=share,
+            deadline=self.request_timeout,
+            cap=self.max_response_size,
+        )
 
     def validate(self) -> None:
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
@@ -154,6 +168,30 @@ class SuiteSettings:
             raise OptionError("--ca-bundle and --insecure contradict each other")
         if self.baseline and not self.baseline.is_file():
             raise OptionError(f"--baseline: no such file {str(self.baseline)!r}")
+
+
+def parse_header(raw: str) -> tuple[str, str]:
+    """'Name: value' -> (name, value); ValueError with one readable line otherwise."""
+    name, colon, value = raw.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not name or any(c in name for c in ' \t()<>@,;="/[]?{}'):
+        raise ValueError(f"--header expects 'Name: value', got {redact.text(raw)!r}")
+    if name.lower() in ("authorization", "host", "content-length"):
+        raise ValueError(f"--header cannot set {name} (the suite sets it)")
+    return name, value
+
+
+def parse_rate(raw: str) -> float:
+    """'N/s', 'N/m' or a bare number of requests per second."""
+    number, _, unit = raw.strip().partition("/")
+    per = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}.get(unit.strip().lower())
+    try:
+        rate = float(number) / per if per else -1.0
+    except ValueError:
+        rate = -1.0
+    if rate <= 0:
+        raise ValueError(f"--rate-limit expects N/s (e.g. 20/s), got {raw!r}")
+    return rate
 
 
 def _groups(raw: str) -> tuple[str, ...]:

@@ -1,11 +1,14 @@
 """A server-sent events reader that follows the WHATWG standard (HTML §9.2.6) and never hangs.
 
 Written here because httpx-sse departs from the standard: after the first `id:` it dispatches an
-empty event on every extra blank line, which would look like duplicated events on resume.
+empty event on every extra blank line, which would look like duplicated events on resume. Like
+the door for JSON bodies, it records an event whose `data:` is JSON only by Python's lenient
+reading (NaN, Infinity) as an observation for the judge (suite/charges.py).
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 import time
@@ -15,8 +18,10 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite.door import AnswerFault
+from assistant_conformance.suite import observe, strictjson
 from assistant_conformance.suite.exchange import Exchange
+from assistant_conformance.suite.observe import AnswerFault
+from assistant_conformance.suite.openapi import operation_label
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,15 @@ OPEN_AFTER_RUN = f"still open {GRACE:g} s after its run ended (GET of the run)"
 RunEnded = Callable[[list[SseEvent], dict[str, str]], bool]
 
 
+def observe_data(events: list[SseEvent], label: str, exchange: Exchange | None) -> None:
+    """Record the first event whose data is JSON only by Python's lenient reading."""
+    for event in events:
+        if (wrong := strictjson.problem(event.data)) is not None:
+            what = f"{label}: event {event.id or '(no id)'} {event.event}: {wrong}"
+            observe.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange, key=wrong))
+            return
+
+
 def read_stream(
     client: httpx.Client,
     method: str,
@@ -186,6 +200,7 @@ def read_stream(
             cut = fault.what
         text = "\n".join(f"id: {e.id}\nevent: {e.event}\ndata: {e.data}\n" for e in events[:5])
         exchange = Exchange.of(response, body_text=text)
+    observe_data(events, operation_label(method, httpx.URL(url).path), exchange)
     return StreamRead(
         status=response.status_code,
         content_type=response.headers.get("content-type", ""),
@@ -217,7 +232,9 @@ class LiveStream:
     _done: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> LiveStream:
-        threading.Thread(target=self._read, daemon=True).start()
+        # In the test's context: what the reader observes belongs to the test that started it.
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(self._read,), daemon=True).start()
         return self
 
     def _read(self) -> None:
@@ -247,6 +264,8 @@ class LiveStream:
         except AnswerFault as fault:  # no answer at all: the thread ends, the test reads why
             self.error = fault.what
         finally:
+            observe_data(self.events, operation_label(self.method, httpx.URL(self.url).path),
+                         self.exchange)  # fmt: skip
             self._done.set()
 
     def wait_for(self, count: int, timeout: float) -> bool:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.model import EXIT_HARNESS
+from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.ledger import (
     LEDGER_DIR,
     MAIN,
@@ -26,9 +26,11 @@ from assistant_conformance.suite.ledger import (
     read,
     remove_entries,
 )
+from assistant_conformance.suite.observe import AnswerFault
 from assistant_conformance.suite.safety import cleanup_clients
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import HarnessError, Target, preflight
+from assistant_conformance.suite.transport import Policy
 
 
 @dataclass
@@ -105,7 +107,7 @@ def _marked(prefix: str, clients: Mapping[str, httpx.Client], next_seq: Any) -> 
 def _items(client: httpx.Client, path: str, search: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         body = client.post(path, json=search).json()
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, AnswerFault, ValueError):
         return []
     if isinstance(body, dict):
         body = body.get("items")
@@ -118,7 +120,7 @@ class SweepOutcome:
     lines: list[str]
 
 
-def sweep(settings: SuiteSettings) -> SweepOutcome:
+def sweep(settings: SuiteSettings, policy: Policy) -> SweepOutcome:
     """--sweep: remove what earlier runs against this target recorded and left behind."""
     if not settings.base_url:
         return SweepOutcome(0, ["sweep: nothing to do, the embedded reference starts empty"])
@@ -127,10 +129,10 @@ def sweep(settings: SuiteSettings) -> SweepOutcome:
     redact.register(target.token, "ASSISTANT_API_TOKEN")
     redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
     try:
-        preflight(target, settings.request_timeout)
+        preflight(target, policy)
     except HarnessError as exc:
-        return SweepOutcome(EXIT_HARNESS, [f"harness error: {redact.text(str(exc))}"])
-    with cleanup_clients(settings, target) as clients:
+        return SweepOutcome(Exit.HARNESS, [f"harness error: {redact.text(str(exc))}"])
+    with cleanup_clients(target, policy) as clients:
         result = sweep_ledgers(settings.report_dir, target.base_url, clients)
     lines = [
         f"sweep: {len(result.runs)} earlier runs with resources left "
@@ -138,4 +140,4 @@ def sweep(settings: SuiteSettings) -> SweepOutcome:
     ]
     lines += [f"  could not remove: {line}" for line in result.left]
     lines += [f"  left alone: run {run} is still going" for run in result.live]
-    return SweepOutcome(EXIT_HARNESS if result.left else 0, lines)
+    return SweepOutcome(Exit.HARNESS if result.left else Exit.CONFORMANT, lines)

@@ -12,8 +12,9 @@ import httpx
 
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
-from assistant_conformance.suite import transport
+from assistant_conformance.suite.observe import SILENT, AnswerFault
 from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.transport import Policy
 
 
 class HarnessError(RuntimeError):
@@ -42,7 +43,7 @@ def remote(settings: SuiteSettings) -> Target:
     return Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
 
 
-def open_target(settings: SuiteSettings, workdir: Path) -> Target:
+def open_target(settings: SuiteSettings, workdir: Path, policy: Policy) -> Target:
     if settings.base_url:
         target = remote(settings)
     else:
@@ -55,32 +56,38 @@ def open_target(settings: SuiteSettings, workdir: Path) -> Target:
     redact.register(target.token, "ASSISTANT_API_TOKEN")
     redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
     try:
-        preflight(target, settings.request_timeout)
+        preflight(target, policy)
     except HarnessError:
         target.stop()
         raise
     return target
 
 
-def probe(target: Target, timeout: float) -> httpx.Response:
+def probe(target: Target, policy: Policy) -> httpx.Response:
     """The one read every run starts with, and asks again when its token keeps being refused."""
-    with transport.current().client(target.base_url, target.token, timeout) as client:
+    with policy.client(target.base_url, target.token) as client:
         return client.post("/api/ai/threads/search", json={"limit": 1})
 
 
-def preflight(target: Target, timeout: float) -> None:
+def preflight(target: Target, policy: Policy) -> None:
     """Reach the target once with the token, so a bad setup stops the run with one line."""
+    timeout = policy.deadline
     try:
-        response = probe(target, timeout)
-    except httpx.ConnectTimeout:
-        raise HarnessError(f"no connection to {target.base_url} within {timeout:g} s") from None
-    except httpx.TimeoutException:
-        raise HarnessError(
-            f"target {target.base_url} accepted the connection but did not answer within "
-            f"{timeout:g} s (--request-timeout)"
-        ) from None
+        response = probe(target, policy)
     except httpx.HTTPError as exc:
         raise HarnessError(_unreachable(target.base_url, exc)) from None
+    except AnswerFault as fault:  # the door's bounds: no (whole) answer within them
+        if isinstance(fault.__context__, httpx.ConnectTimeout):
+            raise HarnessError(f"no connection to {target.base_url} within {timeout:g} s") from None
+        if fault.kind == SILENT:
+            raise HarnessError(
+                f"target {target.base_url} accepted the connection but did not answer within "
+                f"{timeout:g} s (--request-timeout)"
+            ) from None
+        raise HarnessError(
+            f"target {target.base_url} gave no usable answer to POST /api/ai/threads/search: "
+            f"{fault.what.partition(': ')[2]}"
+        ) from None
     if response.status_code in (401, 403):
         raise HarnessError(
             f"target {target.base_url} rejects the token (HTTP {response.status_code}): "

@@ -1,5 +1,8 @@
 """The run's transport policy: what every request of every layer carries and waits for, built once
-from the options (one-door design: nothing else makes a client of the target).
+from the options (one-door design: nothing else makes a client of the target). Every client it
+makes reads its answers through the door (suite/door.py: deadline, size cap, completeness):
+`client()` for httpx (the scenario layer, the pre-flight, probes, clean-up, sweep and the
+credential cases alike), `adapter()` for requests (the property layer's sessions).
 
 - extra headers (--header 'Name: value'), added where the request has none of that name; their
   values are secrets in every output unless the name is harmless (HARMLESS);
@@ -25,16 +28,17 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 import requests
+from requests.adapters import HTTPAdapter
 
 from assistant_conformance.report import redact
-
-if TYPE_CHECKING:
-    from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite import door
+from assistant_conformance.suite.observe import CUT, SILENT, AnswerFault
 
 HARMLESS = frozenset(
     {"user-agent", "accept-language", "x-request-id", "x-correlation-id", "traceparent"}
@@ -47,30 +51,6 @@ DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, request
 
 class Throttled(pytest.skip.Exception):  # type: ignore[name-defined]
     """The target still throttled a request after RETRIES waits: the check is not judged."""
-
-
-def parse_header(raw: str) -> tuple[str, str]:
-    """'Name: value' -> (name, value); ValueError with one readable line otherwise."""
-    name, colon, value = raw.partition(":")
-    name, value = name.strip(), value.strip()
-    if not colon or not name or any(c in name for c in ' \t()<>@,;="/[]?{}'):
-        raise ValueError(f"--header expects 'Name: value', got {redact.text(raw)!r}")
-    if name.lower() in ("authorization", "host", "content-length"):
-        raise ValueError(f"--header cannot set {name} (the suite sets it)")
-    return name, value
-
-
-def parse_rate(raw: str) -> float:
-    """'N/s', 'N/m' or a bare number of requests per second."""
-    number, _, unit = raw.strip().partition("/")
-    per = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0}.get(unit.strip().lower())
-    try:
-        rate = float(number) / per if per else -1.0
-    except ValueError:
-        rate = -1.0
-    if rate <= 0:
-        raise ValueError(f"--rate-limit expects N/s (e.g. 20/s), got {raw!r}")
-    return rate
 
 
 def retry_after(status: int, headers: Mapping[str, str], attempt: int) -> float | None:
@@ -99,19 +79,12 @@ class Policy:
     insecure: bool = False
     rate: float | None = None  # requests per second for the whole run
     share: int = 1  # pytest-xdist workers the rate is shared by (each takes 1/share of it)
+    deadline: float = 10.0  # seconds for a whole answer (--request-timeout)
+    cap: int = 16 * 1024 * 1024  # bytes of one answer read at most (--max-response-size)
     waits: list[tuple[str, float]] = field(default_factory=list)  # (operation, seconds) waited
     reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @classmethod
-    def from_settings(cls, settings: SuiteSettings) -> Policy:
-        return cls(
-            headers=dict(settings.header),
-            ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
-            insecure=settings.insecure,
-            rate=settings.rate_limit,
-        )
 
     def __post_init__(self) -> None:
         for name, value in self.headers.items():
@@ -176,15 +149,27 @@ class Policy:
                 self.reconnects.append(label)
             return attempt()
 
-    def client(self, base_url: str, token: str | None, timeout: float) -> httpx.Client:
-        """A plain client of the target (no guard): pre-flight, clean-up, sweep, probes."""
+    def client(
+        self, base_url: str, token: str | None = None, timeout: float | None = None
+    ) -> httpx.Client:
+        """A client of the target through the door (no guard): pre-flight, probes, clean-up,
+        sweep, the credential cases; `token` as its bearer credential."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(
-            base_url=base_url, headers=headers, timeout=timeout, transport=self.transport()
+            base_url=base_url,
+            headers=headers,
+            timeout=self.deadline if timeout is None else timeout,
+            transport=self.transport(),
         )
 
     def transport(self) -> httpx.BaseTransport:
-        return PolicyTransport(self, httpx.HTTPTransport(verify=self.verify))
+        """httpx's transport: the door around the policy around the connection."""
+        inner = PolicyTransport(self, httpx.HTTPTransport(verify=self.verify))
+        return door.BoundedTransport(inner, self.deadline, self.cap)
+
+    def adapter(self) -> HTTPAdapter:
+        """requests' adapter (schemathesis' sessions): the same policy and door."""
+        return PolicyAdapter(self)
 
 
 class PolicyTransport(httpx.BaseTransport):
@@ -196,6 +181,7 @@ class PolicyTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         def attempt() -> httpx.Response:
             self.policy.prepare(request.headers)
+            request.extensions[door.SENT_AT] = time.monotonic()  # the door's deadline starts
             return self.inner.handle_request(request)
 
         label = f"{request.method} {request.url.path}"
@@ -208,30 +194,57 @@ class PolicyTransport(httpx.BaseTransport):
         self.inner.close()
 
 
-_current = Policy()
+class PolicyAdapter(HTTPAdapter):
+    """requests' side of the policy, with the door: every answer that is not an event stream is
+    read whole under the same bounds as httpx's (schemathesis asks each as a stream, then reads
+    it whole); an event stream is left to its reader, capped."""
 
+    def __init__(self, policy: Policy) -> None:
+        super().__init__()
+        self.policy = policy
 
-def current() -> Policy:
-    """This process's policy (set from the options when the plugin configures the run)."""
-    return _current
+    def send(  # type: ignore[override]
+        self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
+    ) -> requests.Response:
+        started = time.monotonic()
+        kwargs["verify"] = self.policy.requests_verify
 
+        def attempt() -> requests.Response:
+            nonlocal started
+            self.policy.prepare(request.headers)
+            started = time.monotonic()
+            return super(PolicyAdapter, self).send(request, stream=True, **kwargs)  # type: ignore[arg-type]
 
-def use(policy: Policy) -> None:
-    global _current
-    _current = policy
+        label = f"{request.method} {urlsplit(str(request.url)).path}"
+        try:
+            response: requests.Response = self.policy.send(
+                label, attempt, lambda r: (r.status_code, r.headers)
+            )
+        except requests.Timeout:
+            what = f"no answer within {self.policy.deadline:g} s (--request-timeout)"
+            raise AnswerFault(SILENT, f"{door.requests_label(request)}: {what}",
+                              door.requests_evidence(request, None)) from None  # fmt: skip
+        except requests.ConnectionError as exc:
+            what = f"the connection closed without an answer ({type(exc).__name__})"
+            raise AnswerFault(CUT, f"{door.requests_label(request)}: {what}",
+                              door.requests_evidence(request, None)) from None  # fmt: skip
+        door.read_requests_body(
+            request, response, started=started, deadline=self.policy.deadline, cap=self.policy.cap
+        )
+        return response
 
 
 def summary(
-    settings: SuiteSettings, throttled: list[dict[str, Any]], reconnects: list[dict[str, Any]]
+    policy: Policy, throttled: list[dict[str, Any]], reconnects: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """How the run reached the target, for the report (header names only: values are secret)."""
-    tls = "NOT verified (--insecure)" if settings.insecure else "verified"
-    if settings.ca_bundle:
-        tls = f"verified against {settings.ca_bundle} (--ca-bundle)"
+    tls = "NOT verified (--insecure)" if policy.insecure else "verified"
+    if policy.ca_bundle:
+        tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
     return {
         "tls": tls,
-        "headers": [name for name, _ in settings.header],
-        "rate_limit": settings.rate_limit,
+        "headers": list(policy.headers),
+        "rate_limit": policy.rate,
         "throttled": {
             "requests": len(throttled),
             "seconds": round(sum(t["seconds"] for t in throttled), 1),

@@ -2,7 +2,9 @@
 cut short, streams that stay open, operations that never answer). Each breaks one requirement
 and carries a Bound: the suite, with default options, must end within it, in bounded memory,
 with the named requirement failed, never a hang, an out-of-memory kill or a harness error.
-Only requests with one of the reference's tokens are hostile, so the auth checks stay as they were.
+Every request to the operation is hostile, with or without a valid credential: the answer's head
+is the reference's (a 401 stays a 401), its body is the misbehaviour, so every client of the
+suite (the credential cases of the auth checks included) meets it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,14 @@ from starlette.types import Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants._base import RUN, THREAD, Bound, EventFrames, Mutant
 
-JSON_HEADERS = [(b"content-type", b"application/json")]
 STREAM = re.compile(THREAD + r"/runs/stream")
 STREAM_BOUND = Bound(exit=0)  # RUN-STREAM-ENDS is a SHOULD: a warning, exit 0
+
+
+def without_length(message: Message) -> Message:
+    """An answer's head without its Content-Length: the body that follows is not the app's."""
+    headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"]
+    return {**message, "headers": headers}
 
 
 def pinging_forever(send: Send) -> Send:
@@ -35,31 +42,27 @@ def pinging_forever(send: Send) -> Send:
 
 
 class Hostile(Mutant):
-    """Base: requests with a token of the reference get `misbehave`; others the reference."""
+    """Base: every request to the operation gets the reference's head and a hostile body."""
 
     bound = Bound()
 
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.authorized(scope):
-            await self.misbehave(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)
-
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.app(scope, receive, send)
-
 
 class AnswerDrips(Hostile):
-    """THR-STATUS: POST /api/ai/threads/{id}/history sends its headers, then one body byte every
+    """THR-STATUS: POST /api/ai/threads/{id}/history sends its head, then one body byte every
     half second, forever (each read is quick: only a bound on the whole answer ends it)."""
 
     method, path = "POST", re.compile(THREAD + "/history")
 
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
-        while True:
-            await send({"type": "http.response.body", "body": b" ", "more_body": True})
-            await asyncio.sleep(0.5)
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def dripping(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                await send(without_length(message))
+                return
+            while True:
+                await send({"type": "http.response.body", "body": b" ", "more_body": True})
+                await asyncio.sleep(0.5)
+
+        await self.app(scope, receive, dripping)
 
 
 class AnswerNeverEnds(Hostile):
@@ -68,13 +71,18 @@ class AnswerNeverEnds(Hostile):
 
     method, path = "GET", re.compile(THREAD + "/state")
 
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
-        await send({"type": "http.response.body", "body": b'{"values": [', "more_body": True})
-        chunk = b'"' + b"x" * 65_530 + b'",'
-        while True:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await asyncio.sleep(0)
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def endless(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                await send(without_length(message))
+                return
+            await send({"type": "http.response.body", "body": b'{"values": [', "more_body": True})
+            chunk = b'"' + b"x" * 65_530 + b'",'
+            while True:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await asyncio.sleep(0)
+
+        await self.app(scope, receive, endless)
 
 
 class AnswerCutShort(Hostile):
@@ -83,21 +91,30 @@ class AnswerCutShort(Hostile):
 
     method, path = "GET", re.compile(RUN)
 
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [*JSON_HEADERS, (b"content-length", b"1000")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b'{"run_id": "', "more_body": True})
-        raise RuntimeError("connection dropped mid-answer")  # uvicorn closes the connection
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def cut(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                head = without_length(message)
+                await send({**head, "headers": [*head["headers"], (b"content-length", b"1000")]})
+                return
+            await send({"type": "http.response.body", "body": b'{"run_id": "', "more_body": True})
+            raise RuntimeError("connection dropped mid-answer")  # uvicorn closes the connection
+
+        await self.app(scope, receive, cut)
 
 
 class StreamNeverEnds(Hostile):
-    """RUN-STREAM-ENDS: POST .../runs/stream answers 201 and a stream of events that never ends."""
+    """RUN-STREAM-ENDS: POST .../runs/stream answers 201 and a stream of events that never ends
+    (a request the reference refuses gets its refusal, with a body that never ends)."""
 
     bound = STREAM_BOUND
     method, path = "POST", STREAM
 
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await endless_events(send)
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.authorized(scope):
+            await endless_events(send)
+        else:
+            await self.app(scope, receive, pinging_forever(send))
 
 
 async def endless_events(send: Send, pause: float = 0.02) -> None:
@@ -119,7 +136,7 @@ class StreamOpenAfterEnd(Hostile):
     bound = STREAM_BOUND
     method, path = "POST", STREAM
 
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, pinging_forever(send))
 
 
@@ -128,9 +145,6 @@ class StreamPingsWithoutEnd(EventFrames):
     ended, stay open with `: ping` comments forever: only GET of the run tells it has ended."""
 
     bound = STREAM_BOUND
-
-    def applies(self, scope: Scope) -> bool:
-        return super().applies(scope) and self.authorized(scope)
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         await super().mutate(scope, receive, pinging_forever(send))
@@ -144,16 +158,18 @@ class ConversationSearchHangs(Hostile):
 
     method, path = "POST", re.compile(r"/api/ai/conversations/search")
 
-    async def misbehave(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         await asyncio.sleep(3600)
 
 
+# The answer mutants' runs include the checks sending no credential to their operation: what
+# should be a 401 comes as the same hostile answer (AUTH-401, a SHOULD: a warning).
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
-    "answer-drips": (AnswerDrips, ("THR-STATUS",)),
-    "answer-never-ends": (AnswerNeverEnds, ("THR-STATUS",)),
-    "answer-cut-short": (AnswerCutShort, ("RUN-STATUS",)),
+    "answer-drips": (AnswerDrips, ("THR-STATUS", "AUTH-401")),
+    "answer-never-ends": (AnswerNeverEnds, ("THR-STATUS", "AUTH-401")),
+    "answer-cut-short": (AnswerCutShort, ("RUN-STATUS", "AUTH-401")),
     "stream-never-ends": (StreamNeverEnds, ("RUN-STREAM-ENDS",)),
     "stream-open-after-end": (StreamOpenAfterEnd, ("RUN-STREAM-ENDS",)),
     "stream-pings-without-end": (StreamPingsWithoutEnd, ("RUN-STREAM-ENDS",)),
-    "conversation-search-hangs": (ConversationSearchHangs, ("CONV-STATUS",)),
+    "conversation-search-hangs": (ConversationSearchHangs, ("CONV-STATUS", "AUTH-401")),
 }

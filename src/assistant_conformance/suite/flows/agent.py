@@ -29,12 +29,12 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings, transport
-from assistant_conformance.suite.door import AnswerFault
+from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.observe import AnswerFault
+from assistant_conformance.suite.options import TESTING_WORDS
 
-TESTING_WORDS = ("echo", "conformance", "test")
 CHAT = "LangGraph chat messages"
 PLACEHOLDER = "{text}"
 SUCCESS = "success"
@@ -233,48 +233,16 @@ def agent_record(agent: Agent) -> dict[str, Any]:
 
 
 def runs_started(api: httpx.Client, ledger: Ledger) -> list[RunCost]:
-    """The runs of every thread the session created and still has (read before cleanup)."""
+    """The runs of every thread the session created and still has (read before cleanup; a
+    thread whose list gets no answer within the run's bounds is left out)."""
     threads = [e.path for e in ledger.entries if e.method == "DELETE" and THREAD.fullmatch(e.path)]
     found: list[dict[str, Any]] = []
     for path in threads:
-        response = api.get(f"{path}/runs", params={"limit": 1000, "offset": 0})
+        try:
+            response = api.get(f"{path}/runs", params={"limit": 1000, "offset": 0})
+        except (httpx.HTTPError, AnswerFault):
+            continue
         body = json_of(response) if is_success(response) else None
         body = body.get("items") if isinstance(body, dict) else body
         found += [r for r in body or [] if isinstance(r, dict) and r.get("run_id")]
     return cost_of(found)
-
-
-def summary(agents: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The report's `runs` section: the agent, the runs started and what they cost."""
-    agent = next((a for a in agents if a.get("problem")), agents[0] if agents else None)
-    seconds = [r["seconds"] for r in runs if r.get("seconds") is not None]
-    statuses: dict[str, int] = {}
-    for run in runs:
-        statuses[run["status"]] = statuses.get(run["status"], 0) + 1
-    return {
-        "agent": agent,
-        "started": len(runs),
-        "statuses": statuses,
-        "total_seconds": round(sum(seconds), 3),
-        "longest_seconds": round(max(seconds), 3) if seconds else None,
-    }
-
-
-def header(base_url: str | None, token: str | None, assistant: str | None, timeout: float) -> str:
-    """The terminal header's line on runs: the assistant they will use, or why none is run."""
-    if assistant:
-        return f"runs: assistant {assistant} (given with --assistant)"
-    if not base_url or not token:
-        return "runs: the reference's deterministic echo agent"
-    try:
-        with transport.current().client(base_url, token, timeout) as client:
-            chosen = for_testing(assistants(client))
-    except httpx.HTTPError:
-        return "runs: to be decided (assistant search got no answer)"
-    if chosen is None:
-        return (
-            "runs: none will be started: no assistant is named for testing "
-            f"({', '.join(TESTING_WORDS)}); run requirements are not judged. "
-            "Name one safe to run with --assistant ID"
-        )
-    return f"runs: assistant {chosen.get('name')} ({chosen['assistant_id']}), named for testing"

@@ -1,31 +1,17 @@
 """The property layer: schemathesis over spec/openapi.yaml, stateless and stateful.
 
-- generation.py: the document loaded once; seed and depth per generated test;
-- coverage.py: each operation's coverage cases made when its test runs, not at collection;
-- runner.py: sends cases and turns check failures into findings;
-- scope.py: what the suite may demand, and which requirement a failure is charged to;
-- mapping.py: the check -> requirement table, as data;
+- generation.py: the document loaded once; the run's seed and depth as its configuration;
+- compat.py: every piece of schemathesis' internals the layer relies on, in one place;
+- runner.py: sends cases through the run's door and turns check failures into findings (which
+  requirement each is charged to: suite/charges.py);
+- judge.py: the first few distinct findings per requirement, and the controlled ones held back
+  until the operation's control is known;
+- cases.py: which rule of the document a generated case broke;
+- probes.py: requests added on live resources (a required query parameter left out, a GET
+  after a DELETE);
+- scope.py: the checks run, and the requirements a property test may name;
 - stateful.py: the links as state machines.
 
-Used by tests/test_property.py (one pytest item per operation) and tests/test_stateful.py.
+Used by tests/test_property.py (one pytest item per operation) and tests/test_stateful.py. (This
+file imports none of them: importing one module of the layer loads only what it needs.)
 """
-
-from assistant_conformance.suite.openapi import by_label
-from assistant_conformance.suite.property.coverage import ensure as ensure_coverage
-from assistant_conformance.suite.property.generation import configure, schema
-from assistant_conformance.suite.property.runner import Runner, Withheld
-from assistant_conformance.suite.property.scope import requirements, stateful_requirements
-from assistant_conformance.suite.property.stateful import AREAS, run_state_machine
-
-__all__ = [
-    "AREAS",
-    "Runner",
-    "Withheld",
-    "by_label",
-    "configure",
-    "ensure_coverage",
-    "requirements",
-    "run_state_machine",
-    "schema",
-    "stateful_requirements",
-]

@@ -1,7 +1,10 @@
 """Schemathesis set-up: the document loaded once, and the seed and depth of every generated test.
 
-Deterministic: the seed of every operation's test derives from --seed; --examples N sets the
-fuzzed cases per operation (and, in the runner, N // 10 coverage cases per scenario and field).
+Deterministic: each operation's test is seeded from --seed and its label (schemathesis derives
+it from the schema's seed, as the suite did before); --examples N sets the fuzzed cases per
+operation (and, in the runner, N // 10 coverage cases per scenario and field). Both are the
+schema's public configuration, set by `configure` when the plugin configures the run, before the
+tests are collected and built.
 """
 
 from __future__ import annotations
@@ -12,10 +15,8 @@ from typing import Any
 
 import hypothesis
 import schemathesis
-from schemathesis.generation import derive_operation_seed
 
 from assistant_conformance.report.catalogue import OPENAPI_PATH, read_yaml
-from assistant_conformance.suite.property import coverage
 
 NO_POOL = {"responses": False}
 MAX_STREAM_EVENTS = 10  # a stream is also cut at the request timeout, in total
@@ -23,10 +24,10 @@ MAX_STREAM_EVENTS = 10  # a stream is also cut at the request timeout, in total
 
 @cache
 def schema() -> Any:
-    """spec/openapi.yaml, loaded once; the seed and depth are applied per test (see configure)."""
+    """spec/openapi.yaml, loaded once per process; `configure` sets the run's seed and depth."""
     config = schemathesis.Config.from_dict(
         {
-            "generation": {"mode": "all", "allow-x00": False},
+            "generation": {"mode": "all", "allow-x00": False, "database": "none"},
             # Identifiers come from links only, never from other answers (no extra data sources):
             # a DELETE must never reach a resource the suite did not create.
             "phases": {
@@ -40,32 +41,29 @@ def schema() -> Any:
                     "expected-statuses": ["2xx", "401", "403", "404", "409", "429", "5xx"]
                 },
             },
+            "suppress-health-check": ["all"],
             "max-stream-events": MAX_STREAM_EVENTS,
             "warnings": False,
         }
     )
-    coverage.defer()  # made per operation when its test runs (property/coverage.py)
     # From the document the suite already parsed (a copy: schemathesis may change what it holds).
     return schemathesis.openapi.from_dict(copy.deepcopy(read_yaml(OPENAPI_PATH)), config=config)
 
 
-def hypothesis_settings(
-    examples: int, base: hypothesis.settings | None = None, **extra: Any
-) -> hypothesis.settings:
+def configure(seed: int, examples: int) -> None:
+    """The run's seed and depth, for every test built after this (the whole run's)."""
+    loaded = schema()
+    loaded.config.seed = seed
+    loaded.config.generation.update(max_examples=examples)
+
+
+def hypothesis_settings(examples: int, **extra: Any) -> hypothesis.settings:
+    """Settings of a state machine's run (its steps are not generated tests of the schema)."""
     return hypothesis.settings(
-        base,
         max_examples=examples,
         database=None,
         deadline=None,
         derandomize=False,
         suppress_health_check=list(hypothesis.HealthCheck),
         **extra,
-    )
-
-
-def configure(test: Any, label: str, seed: int, examples: int) -> None:
-    """Apply the suite's seed and depth to one operation's generated (hypothesis) test."""
-    test._hypothesis_internal_use_seed = derive_operation_seed(seed, label)
-    test._hypothesis_internal_use_settings = hypothesis_settings(
-        examples, test._hypothesis_internal_use_settings
     )

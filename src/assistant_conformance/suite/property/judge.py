@@ -1,6 +1,6 @@
 """The property layer's judgements within one test: passes once per requirement, the first few
 distinct failures, and the controlled requirements held back until the operation's control is
-known (scope.CONTROLLED): recorded where a valid request of the same operation was accepted in
+known (charges.CONTROLLED): recorded where a valid request of the same operation was accepted in
 this test, else "not judged" with what the valid requests got.
 """
 
@@ -10,10 +10,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from assistant_conformance.suite import findings
+from assistant_conformance.suite.charges import CONTROLLED, FINDINGS_PER_REQUIREMENT
 from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.property.scope import CONTROLLED
-
-FINDINGS_PER_REQUIREMENT = 5  # per test: the first few distinct ones, not a flood
 
 
 @dataclass(frozen=True)

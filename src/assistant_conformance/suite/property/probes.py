@@ -4,38 +4,37 @@ required query parameter left out (once per operation), and a GET after a DELETE
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from schemathesis.core.transport import Response
 from schemathesis.generation.case import Case
 
-from assistant_conformance.suite import exchange, findings
+from assistant_conformance.suite import charges, exchange, findings
 from assistant_conformance.suite.openapi import by_label
-from assistant_conformance.suite.property.mapping import REQUIRED_QUERY
-from assistant_conformance.suite.property.scope import gone_requirement
 
-if TYPE_CHECKING:
-    from assistant_conformance.suite.property.runner import Runner
+# A GET of a URL with the run's credential: its answer, or None when none came within bounds.
+Send = Callable[[str], requests.Response | None]
 
 
-def required_query(runner: Runner, case: Case, response: Response) -> None:
-    """Once per operation, on a request the target answered 2xx (a live resource, when a link
-    supplied the path): the same request without each required query parameter is refused."""
+def required_query(send: Send, probed: set[str], case: Case, response: Response) -> None:
+    """Once per operation (`probed` keeps which), on a request the target answered 2xx (a live
+    resource, when a link supplied the path): the same request without each required query
+    parameter is refused."""
     op = by_label()[case.operation.label]
-    if op.operation_id not in REQUIRED_QUERY or f"query:{op.operation_id}" in runner.probed:
+    if "query" not in op.requirements or f"query:{op.operation_id}" in probed:
         return
-    runner.probed.add(f"query:{op.operation_id}")
+    probed.add(f"query:{op.operation_id}")
     url = urlsplit(str(response.request.url))
     for name in op.query_params:
         kept = [(k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k != name]
-        probe = send(runner, "GET", urlunsplit(url._replace(query=urlencode(kept))))
+        probe = send(urlunsplit(url._replace(query=urlencode(kept))))
         if probe is None or probe.status_code >= 500:
             continue  # no answer, or a 5xx: proves nothing about the parameter
         # The same request answered 2xx with the parameter: a control of its own.
         findings.expect(
-            REQUIRED_QUERY[op.operation_id],
+            op.requirements["query"],
             400 <= probe.status_code < 500,
             f"a 4xx for {op.label} without its required query parameter {name}",
             f"HTTP {probe.status_code} without `{name}` (with it: HTTP {response.status_code})",
@@ -43,19 +42,19 @@ def required_query(runner: Runner, case: Case, response: Response) -> None:
         )
 
 
-def gone(runner: Runner, case: Case, response: Response) -> None:
+def gone(send: Send, case: Case, response: Response) -> None:
     """After a DELETE the target answered 2xx: a GET of the same resource no longer finds it
     (a 202 may finish later, so the GET is retried for about a second)."""
     op = by_label()[case.operation.label]
-    requirement = gone_requirement(op)
+    requirement = charges.gone_requirement(op)
     if requirement is None:
         return
-    probe = send(runner, "GET", str(response.request.url))
+    probe = send(str(response.request.url))
     for _ in range(3):
         if probe is None or not 200 <= probe.status_code < 300:
             break
         time.sleep(0.3)
-        probe = send(runner, "GET", str(response.request.url))
+        probe = send(str(response.request.url))
     if probe is None or probe.status_code >= 500:
         return
     findings.expect(
@@ -65,12 +64,3 @@ def gone(runner: Runner, case: Case, response: Response) -> None:
         f"GET answered HTTP {probe.status_code}",
         exchange.from_requests(probe),
     )
-
-
-def send(runner: Runner, method: str, url: str) -> requests.Response | None:
-    try:
-        return runner.session.request(
-            method, url, headers=runner.call_kwargs()["headers"], timeout=runner.timeout
-        )
-    except requests.RequestException:
-        return None

@@ -1,5 +1,5 @@
 """The runner: sends generated cases to the target with its token and turns every check failure
-into a finding against a requirement (scope.py says which, and what the suite may demand at all).
+into a finding against a requirement (suite/charges.py says which).
 
 Check failures never raise out of schemathesis: each becomes a finding (`findings.expect`), so
 the verdict model decides (a MUST fails the test, a SHOULD warns).
@@ -10,24 +10,23 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import httpx
 import requests
-from requests.structures import CaseInsensitiveDict
-from schemathesis.checks import CheckContext, run_checks
+from schemathesis.checks import run_checks
 from schemathesis.core.failures import Failure
 from schemathesis.core.transport import Response
-from schemathesis.engine.run import PhaseName
 from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData
 from schemathesis.openapi.checks import IgnoredAuth
 
-from assistant_conformance.suite import door, exchange, findings, strictjson, transport
-from assistant_conformance.suite.exchange import Exchange
+from assistant_conformance.suite import charges, exchange, findings
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.openapi import by_label
-from assistant_conformance.suite.property import mapping, probes
+from assistant_conformance.suite.observe import LARGE, SILENT, SLOW, AnswerFault
+from assistant_conformance.suite.openapi import by_label, operation_label
+from assistant_conformance.suite.property import compat, probes
 from assistant_conformance.suite.property.cases import (
     judges_positive,
     negations,
@@ -35,19 +34,11 @@ from assistant_conformance.suite.property.cases import (
     operation_id,
 )
 from assistant_conformance.suite.property.judge import Judge
-from assistant_conformance.suite.property.mapping import CHECKS, LAST, STATEFUL_ONLY
-from assistant_conformance.suite.property.scope import (
-    ERROR_JSON,
-    passed_requirements,
-    requirement_for,
-    status_requirement,
-)
-from assistant_conformance.suite.property.sessions import through_the_door
+from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
 from assistant_conformance.suite.safety import Session as RunSafety
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import Target
-
-EXCERPT = 600
+from assistant_conformance.suite.transport import Policy
 
 
 class TransportBroken(Exception):
@@ -76,6 +67,7 @@ class Runner:
     token: str
     timeout: float
     session: requests.Session
+    policy: Policy
     examples: int = 10
     ledger: Ledger | None = None  # what a generated create made: written down, removed at the end
     guard: Guard | None = None  # owned data only: a write never reaches what the run did not make
@@ -90,13 +82,17 @@ class Runner:
     def for_run(
         cls, target: Target, settings: SuiteSettings, session: requests.Session, run: RunSafety
     ) -> Runner:
-        """The runner of a suite run: its target, depth, timeout, ledger and guard."""
-        through_the_door(session, settings)
+        """The runner of a suite run: its target, depth, timeout, ledger and guard; `session`
+        reaches the target through the run's policy and door."""
+        adapter = run.policy.adapter()
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
         return cls(
             base_url=target.base_url,
             token=target.token,
             timeout=settings.request_timeout,
             session=session,
+            policy=run.policy,
             examples=settings.examples,
             ledger=run.ledger,
             guard=run.guard,
@@ -104,14 +100,13 @@ class Runner:
 
     def call_kwargs(self) -> dict[str, Any]:
         # The policy's headers and TLS here too: schemathesis' auth probes keep these kwargs
-        # (not the session; see sessions.py).
-        policy = transport.current()
+        # (not the session: compat.py gives theirs the run's adapter).
         return {
             "base_url": self.base_url,
-            "headers": {**policy.headers, "Authorization": f"Bearer {self.token}"},
+            "headers": {**self.policy.headers, "Authorization": f"Bearer {self.token}"},
             "timeout": self.timeout,
             "session": self.session,
-            "verify": policy.requests_verify,
+            "verify": self.policy.requests_verify,
         }
 
     def wanted(self, case: Case) -> bool:
@@ -146,16 +141,8 @@ class Runner:
         self.sent += 1
         try:
             response = case.call(**self.call_kwargs())
-        except door.AnswerFault as fault:
+        except AnswerFault as fault:
             self._fault(case, fault)
-        except (requests.Timeout, requests.ConnectionError, TimeoutError) as exc:
-            reason = type(exc).__name__
-            self.broken = f"{case.operation.label}: no answer within {self.timeout:g} s ({reason})"
-            expected = f"an answer within {self.timeout:g} s"
-            evidence = self._unanswered(case)
-            requirement = status_requirement(operation_id(case))
-            findings.expect(requirement, False, expected, self.broken, evidence)
-            raise TransportBroken(self.broken) from None
         answer = json_of(response)
         if self.guard is not None:
             self.guard.remember(answer)
@@ -163,17 +150,32 @@ class Runner:
             self.ledger.created(intent, response.status_code, answer)
         return response
 
-    def _fault(self, case: Case, fault: door.AnswerFault) -> NoReturn:
-        """A fault of the answer (the door's bounds): a finding; an operation that answers too
-        slowly or too much is given up (each case would cost the bound again)."""
-        op = operation_id(case)
-        requirement = door.requirement_for(status_requirement(op))
-        expected = door.EXPECTED[fault.kind]
-        self.judge.judge(op, requirement, False, expected, fault.what, fault.evidence, fault.kind)
-        if fault.kind in (door.SLOW, door.SILENT, door.LARGE):
+    def _fault(self, case: Case, fault: AnswerFault) -> NoReturn:
+        """A fault of the answer (the door's bounds): a finding; an operation that answers a
+        request with the run's credential too slowly, too much or not at all is given up (each
+        case would cost the bound again; its success status is judged by then)."""
+        self._judge_fault(operation_id(case), fault)
+        given_up = fault.kind in (SLOW, SILENT, LARGE) or fault.evidence.status is None
+        if given_up and charges.with_run_credential(fault.evidence):
             self.broken = fault.what
             raise TransportBroken(fault.what) from None
         raise Withheld(fault.what) from None  # no answer to judge: this case is not taken
+
+    def _judge_fault(self, operation: str, fault: AnswerFault) -> None:
+        requirement, expected = charges.fault_requirement(fault), charges.FAULT_EXPECTED[fault.kind]
+        self.judge.judge(
+            operation, requirement, False, expected, fault.what, fault.evidence, fault.kind
+        )
+
+    def get(self, url: str) -> requests.Response | None:
+        """A GET of `url` with the run's credential, beside the generated cases (probes.py)."""
+        kwargs = self.call_kwargs()
+        try:
+            return self.session.get(url, headers=kwargs["headers"], timeout=self.timeout)
+        except AnswerFault as fault:  # judged as any answer the run waited for in vain
+            found = by_label().get(operation_label("GET", urlsplit(url).path))
+            self._judge_fault(found.operation_id if found else "", fault)
+            return None
 
     def withhold_if_not_owned(self, case: Case) -> None:
         """Raise Withheld for a write on an identifier the target showed and the run did not
@@ -188,18 +190,6 @@ class Runner:
             self.withheld.append(reason)
             raise Withheld(reason)
 
-    def _unanswered(self, case: Case) -> Exchange | None:
-        """Evidence for a request that got no answer: the request alone (and its curl)."""
-        sent = case.as_transport_kwargs(
-            base_url=self.base_url, headers=self.call_kwargs()["headers"]
-        )
-        fields = ("method", "url", "headers", "params", "json", "data", "files", "cookies")
-        try:
-            request = requests.Request(**{k: v for k, v in sent.items() if k in fields}).prepare()
-        except (TypeError, ValueError):
-            return None
-        return exchange.from_requests(request)
-
     def evaluate(
         self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False
     ) -> None:
@@ -207,33 +197,22 @@ class Runner:
         what held recorded as a pass (once per requirement) where the check exercised it."""
         self._finish_with_the_test()
         op = by_label()[case.operation.label]
-        self.check_strict_json(op.operation_id, case, response)
         if case.meta is None or case.meta.generation.mode.is_positive:
             self.judge.control(op.operation_id, op.label, response.status_code)
         if 200 <= response.status_code < 300:
-            probes.required_query(self, case, response)
-            probes.gone(self, case, response)
+            probes.required_query(self.get, self.probed, case, response)
+            probes.gone(self.get, case, response)
         every = CHECKS + (STATEFUL_ONLY if recorder is not None else ()) + LAST
         checks = [c for c in every if self._applies(c.__name__, case, response, linked_body)]
         failures, completed = self._failures(checks, case, response, recorder)
         for name, failure in failures:
-            req_id = requirement_for(name, case, response, failure)
+            req_id = charges.check_failure(name, case, response, failure)
             if req_id is not None:
                 self._record(req_id, name, case, response, failure)
         failed = {name for name, _ in failures}
         for name in completed - failed:
-            for req_id in passed_requirements(name, case, response):
+            for req_id in charges.check_passed(name, case, response):
                 self.judge.judge(op.operation_id, req_id, True)
-
-    def check_strict_json(self, operation: str, case: Case, response: Response) -> None:
-        """A JSON answer parses by RFC 8259 (schemathesis, like Python, reads NaN as a number)."""
-        if not strictjson.is_json(response.headers.get("content-type", [""])[0]):
-            return
-        if (wrong := strictjson.problem(response.content)) is not None:
-            actual = f"{case.operation.label}: HTTP {response.status_code}; {wrong}"
-            evidence = exchange.from_schemathesis(response)
-            shape, expected = strictjson.REQUIREMENT, strictjson.EXPECTED
-            self.judge.judge(operation, shape, False, expected, actual, evidence, wrong)
 
     def _finish_with_the_test(self) -> None:
         """Held judgements are settled as the test ends (its record's finalizers)."""
@@ -256,21 +235,7 @@ class Runner:
     ) -> tuple[list[tuple[str, Failure]], set[str]]:
         """Run the checks in one context (as Case.validate_response does): each failure with its
         check's name, and the names of the checks that ran to their end."""
-        kwargs = self.call_kwargs()
-        phase = PhaseName.from_str(case.meta.phase.name.value) if case.meta is not None else None
-        config = case.operation.schema.config.checks_config_for(
-            operation=case.operation, phase=phase.value if phase is not None else None
-        )
-        ctx = CheckContext(
-            override=case._override,
-            auth=None,
-            headers=CaseInsensitiveDict(kwargs["headers"]),
-            config=config,
-            transport_kwargs=kwargs,
-            recorder=recorder,
-            response_checks=None,
-            phase=phase,
-        )
+        ctx = compat.check_context(case, self.call_kwargs(), recorder)
         found: list[tuple[str, Failure]] = []
         completed = {c.__name__ for c in checks}
         # A probe of ignored_auth (the last check) that gets no answer proves nothing either way.
@@ -282,8 +247,9 @@ class Runner:
                 checks=checks,
                 on_failure=lambda name, _, failure: found.append((name, failure)),
             )
-        except (requests.Timeout, requests.ConnectionError):
+        except AnswerFault as fault:  # a probe without a credential got no answer in bounds
             completed.discard("ignored_auth")
+            self._judge_fault(operation_id(case), fault)
         return found, completed
 
     def _record(
@@ -296,9 +262,9 @@ class Runner:
         if broke:
             actual += f" [sent {'; '.join(n.describe(case) for n in broke)}]"
         evidence = exchange.from_schemathesis(response, drop_auth=isinstance(failure, IgnoredAuth))
-        expected = mapping.EXPECTED.get(check, check)
-        if req_id == ERROR_JSON:
-            expected = "a 4xx answer with a JSON body, declared application/json"
+        expected = charges.EXPECTED.get(check, check)
+        if req_id == charges.ERROR_JSON:
+            expected = charges.ERROR_JSON_EXPECTED
         self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key)
 
 

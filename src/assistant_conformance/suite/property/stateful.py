@@ -13,6 +13,7 @@ from schemathesis.generation.case import Case
 
 from assistant_conformance.suite.findings import Blocked
 from assistant_conformance.suite.flows.agent import Agent
+from assistant_conformance.suite.property import compat
 from assistant_conformance.suite.property.cases import operation_id
 from assistant_conformance.suite.property.generation import hypothesis_settings, schema
 from assistant_conformance.suite.property.runner import Runner, TransportBroken, Withheld
@@ -29,19 +30,9 @@ AREAS = {
 
 
 def state_machine(tags: tuple[str, ...]) -> Any:
-    """The links among the operations of `tags` as a state machine. Scenarios start at operations
-    that create a resource from nothing (POST without path parameters): schemathesis' heuristics
-    would drop the knowledge-base creates, reading workspaceId/integrationId as foreign keys."""
-    import schemathesis.specs.openapi.stateful as stateful
-
-    original = stateful.is_likely_root_transition
-    stateful.is_likely_root_transition = lambda operation, *_: (
-        operation.method == "post" and not operation.path_parameters
-    )
-    try:
-        return schema().include(operation_id=area_operations(tags)).as_state_machine()
-    finally:
-        stateful.is_likely_root_transition = original
+    """The links among the operations of `tags` as a state machine; its scenarios start at the
+    operations that create a resource from nothing (compat.py, 3)."""
+    return schema().include(operation_id=area_operations(tags)).as_state_machine()
 
 
 def run_values(agent: Agent | None) -> dict[str, Any] | None:
@@ -113,13 +104,12 @@ def run_machine(machine: Any, runner: Runner, seed: int, budget: int, steps: int
     """Run `budget` scenarios. A real server is external state, so hypothesis may call a replay
     "flaky"; as schemathesis' own engine does, the run then goes on with the next seed."""
     from hypothesis.errors import Flaky
-    from schemathesis.engine.errors import is_inconsistent_replay
 
     for suite in range(4):
         if machine.completed >= budget or runner.broken:
             break
         suite_seed = derive_operation_seed(seed, f"stateful-{machine.__name__}-{suite}")
-        machine._hypothesis_internal_use_seed = suite_seed
+        machine = hypothesis.seed(suite_seed)(machine)  # as schemathesis' own engine seeds one
         machine.rule_order_seed = suite_seed
         left = budget - machine.completed
         settings = hypothesis_settings(
@@ -130,6 +120,6 @@ def run_machine(machine: Any, runner: Runner, seed: int, budget: int, steps: int
         except TransportBroken:
             break  # recorded as a finding already
         except (Flaky, AssertionError) as exc:
-            if not isinstance(exc, Flaky) and not is_inconsistent_replay(exc):
+            if not isinstance(exc, Flaky) and not compat.is_inconsistent_replay(exc):
                 raise
     return machine.completed

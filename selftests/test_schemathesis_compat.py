@@ -1,0 +1,135 @@
+"""Each piece of schemathesis' internals in suite/property/compat.py is still needed and still
+works with the pinned version: a test per piece says what the version does without it and with it.
+When one of these fails after an upgrade, the compat module's comment says what the piece is for.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import requests
+import schemathesis.pytest.plugin as schemathesis_pytest
+import schemathesis.specs.openapi.stateful as stateful
+import schemathesis.transport.requests as schemathesis_requests
+from requests.adapters import HTTPAdapter
+from schemathesis.checks import not_a_server_error, run_checks
+from schemathesis.core.transport import Response
+from schemathesis.generation.hypothesis import builder
+from schemathesis.specs.openapi._auth_retry import build_retry_transport_kwargs
+
+from assistant_conformance.suite.property import compat
+from assistant_conformance.suite.property.generation import schema
+from assistant_conformance.suite.property.scope import area_operations
+
+
+@pytest.fixture
+def patched() -> Iterator[None]:
+    """The patches as the plugin applies them; what was in place before is put back after."""
+    before = (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
+              stateful.is_likely_root_transition)  # fmt: skip
+    compat.install(HTTPAdapter())
+    yield
+    (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
+     stateful.is_likely_root_transition) = before  # fmt: skip
+
+
+@pytest.fixture
+def unpatched() -> Iterator[None]:
+    before = (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
+              stateful.is_likely_root_transition)  # fmt: skip
+    builder.add_coverage = compat.EAGER_COVERAGE
+    schemathesis_requests.SameHostRedirectsSession = compat.PROBE_SESSION
+    stateful.is_likely_root_transition = compat.ROOT_TRANSITION
+    yield
+    (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
+     stateful.is_likely_root_transition) = before  # fmt: skip
+
+
+def built_test() -> object:
+    """A generated test of one operation, built as collection builds it."""
+    from schemathesis.generation.feedback import FeedbackSources
+    from schemathesis.pytest._test_builder import build_operation_test
+
+    operation = schema()["/api/ai/threads"]["POST"]
+
+    def test(case: object) -> None:
+        pass
+
+    return build_operation_test(
+        config=schema().config, operation=operation, test_func=test, given_kwargs={},
+        feedback=FeedbackSources(),
+    )  # fmt: skip
+
+
+def explicit(test: object) -> int:
+    return len(getattr(test, "hypothesis_explicit_examples", []))
+
+
+def test_1_coverage_cases_are_made_at_collection_without_the_deferral(unpatched) -> None:
+    assert explicit(built_test()) > 10  # the cost the deferral moves off collection
+
+
+def test_1_the_deferral_makes_the_same_cases_when_the_test_runs(unpatched) -> None:
+    eager = explicit(built_test())
+    compat.install(HTTPAdapter())
+    test = built_test()
+    assert explicit(test) == 0 and compat.operation_of(test) is not None
+    compat.ensure_coverage(test)
+    compat.ensure_coverage(test)  # once
+    assert explicit(test) == eager
+
+
+def test_2_auth_probes_drop_the_runs_session() -> None:
+    assert "session" not in build_retry_transport_kwargs({"session": requests.Session()}, [])
+
+
+def test_2_their_own_session_gets_the_runs_adapter(patched, reference_server) -> None:
+    sent: list[str] = []
+
+    class Recording(HTTPAdapter):
+        def send(self, request, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            sent.append(f"{request.method} {request.path_url}")
+            return super().send(request, *args, **kwargs)
+
+    compat.install(Recording())
+    case = schema()["/api/ai/threads/search"]["POST"].Case(body={})
+    response = case.call(base_url=reference_server.base_url)  # no session: a new one is made
+    assert response.status_code == 401 and sent == ["POST /api/ai/threads/search"]
+
+
+def root_labels() -> frozenset[str]:
+    ops = area_operations(("AI/v1", "AI/Knowledges"))
+    return schema().include(operation_id=ops).as_state_machine()._root_labels
+
+
+def test_3_without_it_no_knowledge_base_create_starts_a_scenario(unpatched) -> None:
+    assert not {"POST /api/ai/v1/kb", "POST /api/ai/knowledges"} & root_labels()
+
+
+def test_3_with_it_the_creates_from_nothing_start_them(patched) -> None:
+    assert root_labels() == {"POST /api/ai/v1/kb", "POST /api/ai/knowledges"}
+
+
+def test_4_a_check_context_built_as_validate_response_builds_it() -> None:
+    case = schema()["/api/ai/threads/search"]["POST"].Case(body={})
+    request = requests.Request("POST", "http://t.test/api/ai/threads/search").prepare()
+    raw = httpx.Response(500, content=b"{}", headers={"content-type": "application/json"})
+    response = Response(500, {"content-type": ["application/json"]}, raw.content, request, 0.1,
+                        "1.1")  # fmt: skip
+    ctx = compat.check_context(case, {"headers": {}}, recorder=None)
+    failed: list[str] = []
+    run_checks(case=case, response=response, ctx=ctx, checks=[not_a_server_error],
+               on_failure=lambda name, _, failure: failed.append(name))  # fmt: skip
+    assert failed == ["not_a_server_error"]
+
+
+def test_5_an_inconsistent_replay_is_told_apart() -> None:
+    assert compat.is_inconsistent_replay(AssertionError("any other failure")) is False
+
+
+def test_6_schemathesis_reports_a_generated_test_by_its_operation_label() -> None:
+    """Its report hooks read the item's operation_label: the suite's items set none."""
+    assert "operation_label" in inspect.getsource(schemathesis_pytest)

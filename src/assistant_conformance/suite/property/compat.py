@@ -1,0 +1,118 @@
+"""Every piece of schemathesis' internals the suite relies on, in one file (schemathesis is pinned
+<5 in pyproject.toml). `install` applies the patches once, when the plugin configures the run;
+selftests/test_schemathesis_compat.py fails when the pinned version stops needing or allowing
+one of them. Everything else the suite asks of schemathesis goes through its public API: the
+seed and depth of generated tests are the schema's configuration (property/generation.py).
+
+1. Coverage cases made when an operation's test runs, not when it is collected. Schemathesis
+   builds every operation's coverage cases (about 1,700 here) as explicit Hypothesis examples
+   while pytest collects, in every process: under pytest-xdist each worker paid for all 49
+   operations (about 1.1 s of CPU) before any test could start, though it runs a few of them.
+   Its builder's `add_coverage` is deferred: the same call, with the same arguments, is kept on
+   the test and made by `ensure_coverage` just before the test runs.
+2. Schemathesis' auth probes (`ignored_auth`) drop the run's session for a new
+   `SameHostRedirectsSession` of their own: that class is given the run's adapter (the
+   transport policy and the door), so the probes are bounded and throttled like every request.
+3. State machines start at operations that create a resource from nothing (POST without path
+   parameters): schemathesis' `is_likely_root_transition` drops the knowledge-base creates,
+   reading workspaceId/integrationId as foreign keys of resources nothing produces.
+4. Checks run one by one with a context built as `Case.validate_response` builds it
+   (`check_context`: its `override` is the case's private `_override`), so that each failure
+   comes back with its check's name.
+5. `is_inconsistent_replay`, from schemathesis' engine: a replay Hypothesis calls flaky because
+   a real server is external state (schemathesis' own engine goes on with the next seed).
+6. The suite reports through its findings, not schemathesis' own writers: a generated test's
+   item without its `operation_label` is left alone by schemathesis' report hooks (which would
+   otherwise assert on a report that only findings failed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import schemathesis.specs.openapi.stateful as stateful
+import schemathesis.transport.requests as schemathesis_requests
+from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from schemathesis.checks import CheckContext
+from schemathesis.engine.errors import is_inconsistent_replay
+from schemathesis.engine.run import PhaseName
+from schemathesis.generation.case import Case
+from schemathesis.generation.hypothesis import builder
+
+__all__ = [
+    "check_context",
+    "ensure_coverage",
+    "install",
+    "is_inconsistent_replay",
+    "operation_of",
+    "without_schemathesis_reports",
+]
+
+EAGER_COVERAGE = builder.add_coverage
+PROBE_SESSION = schemathesis_requests.SameHostRedirectsSession
+ROOT_TRANSITION = stateful.is_likely_root_transition
+DEFERRED = "_conformance_deferred_coverage"  # attribute of a test: the call that adds its cases
+
+
+def _defer_coverage(test: Callable, operation: Any, *args: Any, **kwargs: Any) -> Callable:
+    setattr(test, DEFERRED, lambda: EAGER_COVERAGE(test, operation, *args, **kwargs))
+    return test
+
+
+def ensure_coverage(test: Callable) -> None:
+    """Add the coverage cases of the operation `test` tests to it (once)."""
+    add = getattr(test, DEFERRED, None)
+    if add is not None:
+        delattr(test, DEFERRED)
+        add()
+
+
+def _creates_from_nothing(operation: Any, *_: Any) -> bool:
+    return bool(operation.method == "post" and not operation.path_parameters)
+
+
+def _probe_session(adapter: HTTPAdapter) -> type[schemathesis_requests.SameHostRedirectsSession]:
+    class DoorSession(PROBE_SESSION):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mount("http://", adapter)
+            self.mount("https://", adapter)
+
+    return DoorSession
+
+
+def install(adapter: HTTPAdapter) -> None:
+    """Apply the patches (see the module docstring); `adapter`: the run's, for the probes."""
+    builder.add_coverage = _defer_coverage
+    schemathesis_requests.SameHostRedirectsSession = _probe_session(adapter)  # type: ignore[misc]
+    stateful.is_likely_root_transition = _creates_from_nothing  # type: ignore[assignment]
+
+
+def check_context(case: Case, kwargs: dict[str, Any], recorder: Any) -> CheckContext:
+    """The context `Case.validate_response` gives checks, for the run's transport `kwargs`."""
+    phase = PhaseName.from_str(case.meta.phase.name.value) if case.meta is not None else None
+    config = case.operation.schema.config.checks_config_for(
+        operation=case.operation, phase=phase.value if phase is not None else None
+    )
+    return CheckContext(
+        override=case._override,
+        auth=None,
+        headers=CaseInsensitiveDict(kwargs["headers"]),
+        config=config,
+        transport_kwargs=kwargs,
+        recorder=recorder,
+        response_checks=None,
+        phase=phase,
+    )
+
+
+def operation_of(test: Callable) -> Any:
+    """The API operation a generated test tests (None for other functions)."""
+    return builder.ApiOperationMark.get(test)
+
+
+def without_schemathesis_reports(item: Any) -> None:
+    """The generated test `item` is reported by the suite alone (see the module docstring, 6)."""
+    item.operation_label = None
