@@ -18,6 +18,7 @@ from safety_support import TOKEN
 from assistant_conformance.suite.door import BoundedTransport
 from assistant_conformance.suite.guard import Guard, GuardedTransport, NotOwned
 from assistant_conformance.suite.ledger import CREATES, LEDGER_DIR, Ledger, read
+from assistant_conformance.suite.removal import Leftover
 from assistant_conformance.suite.sweep import open_entries
 from assistant_conformance.suite.sweep import sweep_ledgers as sweep
 
@@ -55,8 +56,22 @@ def test_ledger_records_intent_before_the_answer_and_the_delete_after() -> None:
     removed = {r["seq"] for r in records if r["event"] == "removed"}
     assert {r["seq"] for _, r in created} <= removed
     assert records[-1] == {"event": "closed", "left": []}
-    assert open_entries(records) == ([], False)
+    assert open_entries(records) == ([], [])
     assert "cleanup: removed" in run.output
+
+
+def test_a_whole_run_says_which_chat_kit_sessions_it_leaves_and_until_when() -> None:
+    """The interface has no delete for a chat-kit session: the run says how many stay, why, and
+    by when they expire, at its end and in its reports; everything else is gone."""
+    run = batch().runs["main"]
+    left = batch().after["main"].counts.get("chatkit_secret", 0)
+    left -= batch().before["main"].counts.get("chatkit_secret", 0)
+    assert left > 0, "the run made chat-kit sessions: else nothing is shown here"
+    said = f"left: {left} chat-kit sessions (the interface has no delete; they expire by 20"
+    assert said in run.output, run.output[-3000:]
+    (group,) = run.document()["cleanup"]["left"]
+    assert (group["kind"], group["count"], group["removable"]) == ("chat-kit session", left, False)
+    assert group["expires_by"] and "left: " in (run.report_dir / "conformance.md").read_text()
 
 
 def test_no_cleanup_keeps_and_sweep_removes() -> None:
@@ -173,8 +188,9 @@ def test_sweep_removes_what_an_ended_run_left_and_leaves_a_live_run_alone(tmp_pa
             ["DELETE /api/ai/threads/t1"],
         )
         assert ended.left == [
-            f"{live.run_prefix}: DELETE /api/ai/threads/t2 (alt): no token of this principal"
-        ]
+            Leftover("thread", "no token of this principal",
+                     "DELETE /api/ai/threads/t2 (alt)", removable=True)
+        ]  # fmt: skip
         assert sweep(tmp_path, target, {"main": client}).runs == []  # closed: never swept twice
         assert sweep(tmp_path, "http://other.test", {"main": client}).runs == []
 
@@ -213,7 +229,7 @@ def test_removals_go_deepest_first_several_at_a_time() -> None:
     import threading
     import time
 
-    from assistant_conformance.suite.ledger import MAIN, Entry, remove_entries
+    from assistant_conformance.suite.removal import MAIN, Entry, remove_entries
 
     seen: list[tuple[int, float, float]] = []
     lock = threading.Lock()
@@ -237,3 +253,35 @@ def test_removals_go_deepest_first_several_at_a_time() -> None:
     assert depths == sorted(depths, reverse=True)
     deepest = [s for s in seen if s[0] == depths[0]]
     assert max(s[1] for s in deepest) < min(s[2] for s in deepest)  # all six in flight at once
+
+
+@pytest.mark.parametrize(("delete_status", "exit_status"), [(202, 0), (500, 3)])
+def test_a_sweep_says_what_stays_and_fails_only_when_a_removal_failed(
+    tmp_path: Path, delete_status: int, exit_status: int
+) -> None:
+    """A chat-kit session cannot be removed (no delete): said, with its expiry, exit 0; a
+    thread whose delete is refused could have been: said, exit 3."""
+    from datetime import UTC, datetime, timedelta
+
+    from assistant_conformance.suite.sweep import outcome
+
+    target = "http://target.test"
+    killed = Ledger(tmp_path / LEDGER_DIR, target)
+    killed.track("DELETE", "/api/ai/threads/t1")
+    expires = int((datetime.now(UTC) + timedelta(minutes=10)).timestamp()) // 60 * 60 + 7
+    intent = killed.intend_path("POST", "/api/ai/v1/chatkit/sessions")
+    assert intent is not None
+    killed.created(intent, 201, {"client_secret": "ck_x" * 8, "expires_at": expires})
+    killed.release()  # killed: nothing removed, the ledger left open
+    answer = httpx.MockTransport(lambda request: httpx.Response(delete_status))
+    with httpx.Client(base_url=target, transport=answer) as client:
+        said = outcome(sweep(tmp_path, target, {"main": client}))
+    assert said.exit_status == exit_status, said.lines
+    by = datetime.fromtimestamp(expires, UTC)
+    assert any(
+        line.startswith("left: 1 chat-kit session (the interface has no delete; it expires by ")
+        and line.endswith(f"{(by + timedelta(minutes=1)).strftime('%Y-%m-%dT%H:%M')}Z)")
+        for line in said.lines
+    ), said.lines
+    failed = [line for line in said.lines if "its delete answered HTTP 500" in line]
+    assert bool(failed) == (exit_status == 3), said.lines

@@ -7,6 +7,7 @@ carries a credential.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import asdict
 from importlib import resources
@@ -101,6 +102,46 @@ def transport_line(doc: dict[str, Any]) -> str | None:
     if resent := way.get("resent_after_close"):
         parts.append(f"{resent} requests sent again after the connection closed before an answer")
     return "transport: " + "; ".join(parts) if parts else None
+
+
+def cleanup_lines(doc: dict[str, Any]) -> list[str]:
+    """What the end of the run removed or kept, and what stays on the target, and why."""
+    done = doc.get("cleanup")
+    if not done:
+        return []
+    runs = ", ".join(done["runs"]) or "this run"
+    ledgers = ", ".join(done["ledgers"])
+    said = []
+    if done["kept"]:
+        said.append(
+            f"--no-cleanup: kept the {done['kept']} resources run {runs} created (listed in "
+            f"{ledgers}); `pytest --sweep` removes them"
+        )
+    elif done["removed"] or done["left"]:
+        said.append(f"cleanup: removed {done['removed']} resources run {runs} created "
+                    f"(ledger {ledgers})")  # fmt: skip
+    return said + left_lines(done["left"])
+
+
+def left_lines(groups: list[dict[str, Any]]) -> list[str]:
+    """`left: 23 chat-kit sessions (the interface has no delete; they expire by ...)`."""
+    out = []
+    for g in groups:
+        kind = g["kind"] if g["count"] == 1 else g["kind"] + "s"
+        why = g["reason"]
+        if g["expires_by"]:
+            why += f"; {'it expires' if g['count'] == 1 else 'they expire'} by "
+            why += _minute(g["expires_by"])
+        out.append(redact.text(f"left: {g['count']} {kind} ({why})"))
+    return out
+
+
+def _minute(iso: str) -> str:
+    """`2026-11-24T11:05Z`: the minute by which (rounded up), as people read it."""
+    moment = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    if moment.second or moment.microsecond:
+        moment = moment.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
 
 
 def _count(verdicts: Any) -> dict[str, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from assistant_conformance.report.document import runs_line, transport_line
+from assistant_conformance.report.document import cleanup_lines, runs_line, transport_line
 
 MAX_FINDINGS = 5
 OPEN = ("fail", "error")  # evidence shown unfolded
@@ -129,6 +129,8 @@ def _summary(doc: dict[str, Any]) -> list[str]:
         f"<dt>Certification level</dt><dd><strong>{e(cert['level'])}</strong></dd>",
         f"<dt>Runs</dt><dd>{e((runs_line(doc) or 'none').removeprefix('runs: '))}</dd>",
         f"<dt>Transport</dt><dd>{e((transport_line(doc) or 'plain').removeprefix('transport: '))}"
+        "</dd>",
+        f"<dt>Clean-up</dt><dd>{'<br>'.join(e(line) for line in cleanup_lines(doc)) or 'none'}"
         "</dd>",
         f"<dt>Started</dt><dd>{e(doc['started'])} · {doc['duration_seconds']:.1f} s</dd>",
         f"<dt>Suite</dt><dd>{e(doc['suite_version'])} (SHA-256 "

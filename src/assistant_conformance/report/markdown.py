@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant_conformance.report.document import runs_line, transport_line
+from assistant_conformance.report.document import cleanup_lines, runs_line, transport_line
 
 MAX_ROWS = 60
 CELL = 160
@@ -38,6 +38,8 @@ def render(doc: dict[str, Any]) -> str:
         lines += ["", cell(runs, 600)]
     if (way := transport_line(doc)) is not None:
         lines += ["", cell(way, 600)]
+    if said := cleanup_lines(doc):
+        lines += ["", *(f"- {cell(line, 600)}" for line in said)]
     if result["problems"]:
         why = "Why the gate failed" if result["exit_status"] else "Known failures (baseline)"
         lines += ["", f"**{why}:**"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance.report.document import runs_line, transport_line
+from assistant_conformance.report.document import cleanup_lines, runs_line, transport_line
 
 MARK = {"fail": "x", "error": "E", "warn": "!", "known": "~"}
 COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "pass": "green"}
@@ -39,6 +39,8 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
         tr.write_line(runs)
     if (way := transport_line(doc)) is not None:
         tr.write_line(way)
+    for line in cleanup_lines(doc):
+        tr.write_line(line)
     totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
     tr.write_line(f"{sum(doc['totals'].values())} requirements: {totals}")
     result = doc["result"]

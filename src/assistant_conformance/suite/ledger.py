@@ -7,6 +7,8 @@ line; it names principals ("main", "alt"), never their tokens:
     {"event": "intent", "seq": 1, "principal": "main", "method": "POST", "path": "/api/ai/threads"}
     {"event": "created", "seq": 1, "principal": "main", "delete": {"method": "DELETE", "path": ...}}
     {"event": "failed", "seq": 2, "status": 400}          (the create was refused: nothing made)
+    {"event": "left", "seq": 3, "kind": "chat-kit session", "reason": "the interface has no
+     delete", "expires": "2026-11-24T11:05:02Z"}           (made, and no way to remove it)
     {"event": "removed", "seq": 1, "status": 202}
     {"event": "closed", "left": [...]}                     (or "kept", under --no-cleanup)
 
@@ -20,14 +22,12 @@ their prefix (metadata `conformance_run`, title) whose create never got an answe
 
 from __future__ import annotations
 
-import contextvars
 import json
 import re
 import secrets
 import sys
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,15 +37,26 @@ from urllib.parse import quote, unquote
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite.observe import AnswerFault
+from assistant_conformance.suite.removal import (
+    ANONYMOUS,
+    MAIN,
+    NO_ANSWER,
+    NO_DELETE,
+    NO_ID,
+    Entry,
+    Leftover,
+    expiry_of,
+    kind_of,
+    remove_entries,
+)
 
 if sys.platform != "win32":
     import fcntl
 
-MAIN, ALT, ANONYMOUS = "main", "alt", "anonymous"
+__all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Entry", "Ledger", "Leftover", "read"]
+
+ALT = "alt"
 LEDGER_DIR = "ledger"
-GONE = (404, 410)
-REMOVERS = 8  # removals in flight at once
 KB = r"/api/ai/(?:v1/kb|knowledges)"
 # Creating requests: (method, path pattern) -> (delete path template, answer field with the id).
 # An id field of None: nothing to delete (a chat-kit session expires); "@body": the delete
@@ -65,21 +76,6 @@ CREATES: list[tuple[str, re.Pattern[str], str, str | None]] = [
 
 
 @dataclass
-class Entry:
-    seq: int
-    principal: str
-    method: str
-    path: str
-    json: Any = None
-
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.principal, self.method, self.path, json.dumps(self.json, sort_keys=True))
-
-    def describe(self) -> str:
-        return f"{self.method} {self.path}" + (f" {json.dumps(self.json)}" if self.json else "")
-
-
-@dataclass
 class Intent:
     seq: int
     principal: str
@@ -87,6 +83,7 @@ class Intent:
     id_field: str | None
     body: Any = None
     announced: bool = True
+    what: str = ""  # the create request: METHOD /path
 
 
 def new_prefix() -> str:
@@ -94,7 +91,11 @@ def new_prefix() -> str:
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return _utc_now().isoformat(timespec="seconds")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -107,6 +108,7 @@ class Ledger:
     entries: list[Entry] = field(default_factory=list)
     pending: dict[int, str] = field(default_factory=dict)  # seq -> request still unanswered
     owned: set[str] = field(default_factory=set)  # identifiers of what the run created
+    undeletable: list[Leftover] = field(default_factory=list)  # made, with no way to remove it
     _seq: int = 0
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _file: TextIO | None = field(default=None, repr=False)
@@ -198,13 +200,14 @@ class Ledger:
             if method.upper() == create and match:
                 seq = self._next()
                 delete = template.replace("{kb}", match.groupdict().get("kb") or "")
+                request = f"{create} {path}"
                 if announce:
                     with self._lock:
-                        self.pending[seq] = f"{create} {path}"
-                    what = {"principal": principal, "method": create, "path": path}
-                    self._write({"event": "intent", "seq": seq, **what})
+                        self.pending[seq] = request
+                    sent = {"principal": principal, "method": create, "path": path}
+                    self._write({"event": "intent", "seq": seq, **sent})
                 reference = body if id_field == "@body" else None
-                return Intent(seq, principal, delete, id_field, reference, announce)
+                return Intent(seq, principal, delete, id_field, reference, announce, request)
         return None
 
     def created(self, intent: Intent, status: int, body: Any) -> None:
@@ -214,9 +217,13 @@ class Ledger:
         principal = intent.principal
         if not intent.announced and not 200 <= status < 300:
             return  # refused, as expected: nothing to record
-        if not 200 <= status < 300 or intent.id_field is None:
-            event = "failed" if not 200 <= status < 300 else "expires"
-            self._write({"event": event, "seq": intent.seq, "status": status})
+        if not 200 <= status < 300:
+            self._write({"event": "failed", "seq": intent.seq, "status": status})
+            return
+        kind = kind_of(intent.what.partition(" ")[2])
+        if intent.id_field is None:  # nothing can remove it: said with what the answer tells
+            stays = Leftover(kind, NO_DELETE, intent.what, expires=expiry_of(body, _utc_now()))
+            self._leave(intent.seq, stays)
             return
         if intent.id_field == "@body":
             ref = intent.body if isinstance(intent.body, dict) else {}
@@ -228,7 +235,12 @@ class Ledger:
             path = intent.template.format(quote(str(value), safe=""))
             self._add(Entry(intent.seq, principal, "DELETE", path))
         else:
-            self._write({"event": "no-id", "seq": intent.seq, "status": status})
+            self._leave(intent.seq, Leftover(kind, NO_ID, intent.what))
+
+    def _leave(self, seq: int, stays: Leftover) -> None:
+        with self._lock:
+            self.undeletable.append(stays)
+        self._write({"event": "left", "seq": seq, **stays.as_dict()})
 
     def _relative(self, path: str) -> str:
         base = httpx.URL(self.target).path.rstrip("/") if self.target else ""
@@ -236,16 +248,17 @@ class Ledger:
 
     # --- removing ----------------------------------------------------------------------------
 
-    def clean_up(self, clients: Mapping[str, httpx.Client]) -> list[str]:
-        """Delete everything tracked, newest first; answer what could not be removed."""
+    def clean_up(self, clients: Mapping[str, httpx.Client]) -> list[Leftover]:
+        """Delete everything tracked, newest first; answer what stays on the target."""
         with self._lock:
             entries, self.entries = list(self.entries), []
             unanswered = list(self.pending.values())
+            undeletable = list(self.undeletable)
         left = remove_entries(entries, clients, self._write)
-        left += [f"{what}: no answer, so what it created is unknown" for what in unanswered]
-        if entries or unanswered:
-            self._write({"event": "closed", "left": left})
-        return left
+        left += [Leftover(kind_of(w.partition(" ")[2]), NO_ANSWER, w) for w in unanswered]
+        if entries or unanswered or undeletable:
+            self._write({"event": "closed", "left": [item.as_dict() for item in left]})
+        return left + undeletable
 
     def keep(self) -> int:
         """--no-cleanup: leave everything, say so in the ledger; answer how many resources."""
@@ -262,45 +275,6 @@ def _body(request: httpx.Request) -> Any:
         return json.loads(request.content or b"null")
     except (ValueError, RecursionError, httpx.RequestNotRead):
         return None
-
-
-def remove_entries(
-    entries: list[Entry], clients: Mapping[str, httpx.Client], write: Any
-) -> list[str]:
-    """Remove each entry: the deepest paths first (a feedback before its message, a message
-    before its conversation), the entries of one depth REMOVERS at a time (newest first): across
-    a network the removals wait on answers, not on each other."""
-    waves: dict[int, list[Entry]] = {}
-    for entry in sorted(entries, key=lambda e: e.seq, reverse=True):
-        waves.setdefault(entry.path.count("/"), []).append(entry)
-    left: list[str] = []
-    context = contextvars.copy_context()  # the run's (its secrets): each removal in a copy
-    with ThreadPoolExecutor(max_workers=REMOVERS) as pool:
-        for depth in sorted(waves, reverse=True):
-            outcomes = pool.map(
-                lambda e: context.copy().run(_remove, e, clients, write), waves[depth]
-            )
-            left += [line for line in outcomes if line]
-    return [redact.text(line) for line in left]
-
-
-def _remove(entry: Entry, clients: Mapping[str, httpx.Client], write: Any) -> str:
-    """Send the entry's removal; answer why it was not removed ("" when it was)."""
-    client = clients.get(entry.principal)
-    if client is None and entry.principal == ANONYMOUS:
-        client = clients.get(MAIN)  # a target that let a request without a token create
-    if client is None:
-        return f"{entry.describe()} ({entry.principal}): no token of this principal"
-    try:
-        response = client.request(entry.method, entry.path, json=entry.json)
-    except httpx.HTTPError as exc:
-        return f"{entry.describe()} ({entry.principal}): {type(exc).__name__}"
-    except AnswerFault as fault:  # no answer within the run's bounds
-        return f"{entry.describe()} ({entry.principal}): {fault.what.partition(': ')[2]}"
-    if response.is_success or response.status_code in GONE:
-        write({"event": "removed", "seq": entry.seq, "status": response.status_code})
-        return ""
-    return f"{entry.describe()} ({entry.principal}): HTTP {response.status_code}"
 
 
 def read(path: Path) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from assistant_conformance.suite import (
     findings,
     identity,
     keys,
+    removal,
     safety,
     stats,
     sweep,
@@ -233,6 +234,7 @@ def pytest_collection(session: pytest.Session) -> bool | None:
     return True
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own, which ends a stopped run's fixtures (clean-up)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = run_state(config)
@@ -242,6 +244,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     policy = state.policy
     state.add("throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
     state.add("resent", *({"operation": op} for op in policy.reconnects))
+    if state.safety is not None and state.safety.record:
+        state.add("cleanup", state.safety.record)
     if state.worker:
         if stopped := state.stop_reason():
             state.add("stopped", {"reason": stopped})
@@ -278,6 +282,7 @@ def _result(config: pytest.Config, state: RunState, measured: dict[str, Any]) ->
                 state.policy, measured.get("throttled", []), measured.get("resent", [])
             ),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
+            **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
         },
         capabilities=state.capabilities,
         baseline=state.baseline,
@@ -296,6 +301,5 @@ def pytest_terminal_summary(
         terminal_summary(terminalreporter, state.result, state.settings.report_dir)
     if getattr(config.option, "numprocesses", None) and (stopped := state.stop_reason()):
         terminalreporter.write_line(f"harness error: {stopped}", red=True, bold=True)
-    sweep_lines = state.sweep.lines if state.sweep else []
-    for line in safety.summary(state.safety, sweep_lines):
-        terminalreporter.write_line(line)
+    for line in [*(state.sweep.lines if state.sweep else []), *safety.breaches(state.safety)]:
+        terminalreporter.write_line(redact.text(line))

@@ -31,8 +31,8 @@ class Session:
     guard: Guard
     ledger: Ledger
     policy: Policy
-    cleanup: str = ""  # one line for the terminal: what the end of the run removed or kept
-    left: list[str] = field(default_factory=list)
+    # What the end of the run did: removed, kept (--no-cleanup), and what stays on the target.
+    record: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def open(cls, settings: SuiteSettings, target: Target, policy: Policy) -> Session:
@@ -56,27 +56,21 @@ class Session:
         return GuardedTransport(self.guard, lambda: self.ledger, inner, principal, token)
 
     def finish(self, settings: SuiteSettings, target: Target) -> None:
-        """Remove what the run created, newest first (or keep it under --no-cleanup)."""
+        """Remove what the run created, newest first (or keep it under --no-cleanup); record
+        what stays on the target, and why."""
         self.guard.active = False
-        where = self.ledger.path
+        where, run = self.ledger.path, self.ledger.run_prefix
+        self.record = {"run": run, "ledger": str(where), "removed": 0, "kept": 0, "left": []}
         if settings.no_cleanup:
-            kept = self.ledger.keep()
+            self.record["kept"] = self.ledger.keep()
+            self.record["left"] = [item.as_dict() for item in self.ledger.undeletable]
             self.ledger.release()
-            if kept:
-                self.cleanup = (
-                    f"--no-cleanup: kept the {kept} resources run {self.ledger.run_prefix} "
-                    f"created (listed in {where}); `pytest --sweep` removes them"
-                )
             return
         with cleanup_clients(target, self.policy) as clients:
-            self.left = self.ledger.clean_up(clients)
+            left = self.ledger.clean_up(clients)
         self.ledger.release()
         removed = sum(1 for r in _records(where) if r.get("event") == "removed")
-        if removed or self.left:
-            self.cleanup = f"cleanup: removed {removed} resources run {self.ledger.run_prefix} "
-            self.cleanup += f"created (ledger {where})"
-        if self.left:
-            self.cleanup += f"; could not remove {len(self.left)}: " + "; ".join(self.left[:10])
+        self.record.update(removed=removed, left=[item.as_dict() for item in left])
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -124,15 +118,13 @@ def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> Non
     report.sections = [(title, redact.text(content)) for title, content in report.sections]
 
 
-def summary(session: Session | None, sweep_lines: list[str]) -> list[str]:
-    """Lines for the end of the terminal output: cleanup, sweep, read-only breaches."""
-    lines = list(sweep_lines)
-    if session is not None:
-        if session.guard.breaches:
-            lines.append(
-                "read-only mode: the target accepted writes expected to change nothing: "
-                + "; ".join(session.guard.breaches[:10])
-            )
-        if session.cleanup:
-            lines.append(session.cleanup)
-    return [redact.text(line) for line in lines]
+def breaches(session: Session | None) -> list[str]:
+    """A line for the end of the terminal output when a read-only run saw writes succeed."""
+    if session is None or not session.guard.breaches:
+        return []
+    seen = "; ".join(session.guard.breaches[:10])
+    return [
+        redact.text(
+            f"read-only mode: the target accepted writes expected to change nothing: {seen}"
+        )
+    ]

@@ -1,14 +1,18 @@
-"""--sweep: remove what earlier runs against this target left behind.
+"""--sweep: remove what earlier runs against this target left behind, and say what stays.
 
 It deletes what the open ledgers of earlier runs list (and whose runs are over), and also the
 threads and conversations those runs marked with their prefix (metadata `conformance_run`, title)
-whose create never got an answer.
+whose create never got an answer. What no one can remove is said, from every ledger of the
+target (open or closed): chat-kit sessions (the interface has no delete) until they expire,
+creates whose answer named nothing. Its exit status: 0 when nothing that can be removed is left
+(what cannot be is said), 3 when a removal failed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -16,58 +20,78 @@ from urllib.parse import quote
 import httpx
 
 from assistant_conformance.report import redact
+from assistant_conformance.report.document import left_lines
 from assistant_conformance.report.exits import Exit
-from assistant_conformance.suite.ledger import (
-    LEDGER_DIR,
-    MAIN,
-    Entry,
-    Ledger,
-    now,
-    read,
+from assistant_conformance.suite.ledger import LEDGER_DIR, MAIN, Entry, Ledger, now, read
+from assistant_conformance.suite.observe import AnswerFault
+from assistant_conformance.suite.removal import (
+    NO_ANSWER,
+    Leftover,
+    grouped,
+    kind_of,
     remove_entries,
 )
-from assistant_conformance.suite.observe import AnswerFault
 from assistant_conformance.suite.safety import cleanup_clients
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.target import HarnessError, Target, preflight
 from assistant_conformance.suite.transport import Policy
+
+SEARCHABLE = ("thread", "conversation")  # found again by the run's prefix when unanswered
 
 
 @dataclass
 class SweepResult:
     runs: list[str] = field(default_factory=list)  # run prefixes of the open ledgers swept
     removed: int = 0
-    left: list[str] = field(default_factory=list)
+    left: list[Leftover] = field(default_factory=list)
     live: list[str] = field(default_factory=list)  # runs still going: their ledgers are locked
 
 
-def open_entries(records: list[dict[str, Any]]) -> tuple[list[Entry], bool]:
-    """What a ledger lists as created and not removed; and whether a create went unanswered."""
+def open_entries(records: list[dict[str, Any]]) -> tuple[list[Entry], list[str]]:
+    """What a ledger lists as created and not removed; and the creates that went unanswered."""
     entries: dict[int, Entry] = {}
-    intents: set[int] = set()
+    intents: dict[int, str] = {}
     for r in records:
         seq = r.get("seq", 0)
         if r.get("event") == "intent":
-            intents.add(seq)
+            intents[seq] = f"{r.get('method')} {r.get('path')}"
         elif r.get("event") == "created":
             d = r["delete"]
             principal = r.get("principal", MAIN)
             entries[seq] = Entry(seq, principal, d["method"], d["path"], d.get("json"))
-            intents.discard(seq)
-        elif r.get("event") in ("failed", "expires", "no-id"):
-            intents.discard(seq)
+            intents.pop(seq, None)
+        elif r.get("event") in ("failed", "left", "no-id", "expires"):
+            intents.pop(seq, None)
         elif r.get("event") == "removed":
             entries.pop(seq, None)
-    return list(entries.values()), bool(intents)
+    return list(entries.values()), list(intents.values())
+
+
+def undeletable(records: list[dict[str, Any]], at: datetime) -> list[Leftover]:
+    """What a ledger says stays with no way to remove it, and has not expired by `at`."""
+    found = [
+        Leftover(r["kind"], r["reason"], r["what"], False, r.get("expires"))
+        for r in records
+        if r.get("event") == "left"
+    ]
+    return [item for item in found if not item.expires or _instant(item.expires) > at]
+
+
+def _instant(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
 
 
 def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Client]) -> SweepResult:
     """Remove what earlier runs against `target` recorded and left; close their ledgers."""
     result = SweepResult()
+    at = datetime.now(UTC)
     for path in sorted((directory / LEDGER_DIR).glob("conformance-*.jsonl")):
         records = read(path)
         head = records[0] if records else {}
-        if head.get("target") != redact.text(target) or records[-1].get("event") == "closed":
+        if head.get("target") != redact.text(target):
+            continue
+        if records[-1].get("event") in ("closed", "swept"):
+            result.left += undeletable(records, at)  # said again while it is there
             continue
         run = str(head.get("run", path.stem))
         earlier = Ledger(directory / LEDGER_DIR, target, run)
@@ -75,13 +99,18 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
             result.live.append(run)
             continue
         entries, unanswered = open_entries(records)
-        if unanswered:
+        if any(kind_of(w.partition(" ")[2]) in SEARCHABLE for w in unanswered):
             entries += _marked(run, clients, earlier._next)
         left = remove_entries(entries, clients, earlier._write)
+        left += [
+            Leftover(kind_of(w.partition(" ")[2]), NO_ANSWER, w)
+            for w in unanswered
+            if kind_of(w.partition(" ")[2]) not in SEARCHABLE
+        ]
         result.runs.append(run)
-        result.removed += len(entries) - len(left)
-        result.left += [f"{run}: {line}" for line in left]
-        earlier._write({"event": "closed", "left": left, "swept": now()})
+        result.removed += len(entries) - sum(1 for item in left if item.removable)
+        result.left += left + undeletable(records, at)
+        earlier._write({"event": "swept", "left": [i.as_dict() for i in left], "at": now()})
         earlier.release()
     return result
 
@@ -133,11 +162,18 @@ def sweep(settings: SuiteSettings, policy: Policy) -> SweepOutcome:
     except HarnessError as exc:
         return SweepOutcome(Exit.HARNESS, [f"harness error: {redact.text(str(exc))}"])
     with cleanup_clients(target, policy) as clients:
-        result = sweep_ledgers(settings.report_dir, target.base_url, clients)
-    lines = [
+        return outcome(sweep_ledgers(settings.report_dir, target.base_url, clients))
+
+
+def outcome(result: SweepResult) -> SweepOutcome:
+    """What the sweep says, and its exit status: 3 only when a removal failed."""
+    said = [
         f"sweep: {len(result.runs)} earlier runs with resources left "
         f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
     ]
-    lines += [f"  could not remove: {line}" for line in result.left]
-    lines += [f"  left alone: run {run} is still going" for run in result.live]
-    return SweepOutcome(Exit.HARNESS if result.left else Exit.CONFORMANT, lines)
+    said += left_lines(grouped(result.left))
+    said += [f"  could not remove: {item.what}: {item.reason}" for item in result.left
+             if item.removable]  # fmt: skip
+    said += [f"  left alone: run {run} is still going" for run in result.live]
+    failed = any(item.removable for item in result.left)
+    return SweepOutcome(Exit.HARNESS if failed else Exit.CONFORMANT, said)
