@@ -1,3 +1,4 @@
-"""Registers the conformance suite's pytest plugin for this project."""
-
-pytest_plugins = ["assistant_conformance.suite.plugin"]
+"""The repository's root. The suite's pytest plugin is registered by the installed package (its
+`pytest11` entry point), not here: a run from a checkout and a run from a wheel load it the same
+way, before the command line is read (so a suite option's value is never taken for a test path).
+"""

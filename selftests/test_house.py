@@ -33,7 +33,7 @@ JUDGING = ("findings", "charges")
 INTERNALS = re.compile(
     r"_hypothesis_internal|\._override\b|generation\.hypothesis|schemathesis\.engine|"
     r"SameHostRedirectsSession|is_likely_root_transition|add_coverage|ApiOperationMark|"
-    r"\.operation_label\s*="
+    r"\.operation_label\s*=|hypothesis\.internal"
 )
 MUTATORS = frozenset({"append", "add", "update", "extend", "setdefault", "pop", "clear", "remove"})
 

@@ -30,8 +30,6 @@ def run_suite(tmp_path: Path, *args: str, status: int = 401, env: dict[str, str]
         sys.executable,
         "-m",
         "pytest",
-        "-p",
-        "assistant_conformance.suite.plugin",
         "-q",
         "-p",
         "no:cacheprovider",

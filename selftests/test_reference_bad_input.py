@@ -85,6 +85,7 @@ BAD_BODIES = {
     "nan": b'{"limit": NaN, "name": Infinity}',
     "huge-number": b'{"limit": 1' + b"0" * 5000 + b"}",
     "lone-surrogate": b'{"name": "\\ud800", "title": "\\udfff", "metadata": {"\\ud800": 1}}',
+    "whitespace": b" \r\n",  # not a JSON text: a body sent, not an absent one
 }
 
 

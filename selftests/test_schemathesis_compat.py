@@ -9,6 +9,7 @@ import inspect
 from collections.abc import Iterator
 
 import httpx
+import hypothesis.internal.conjecture.providers as providers
 import pytest
 import requests
 import schemathesis.pytest.plugin as schemathesis_pytest
@@ -24,28 +25,32 @@ from assistant_conformance.suite.property import compat
 from assistant_conformance.suite.property.generation import schema
 from assistant_conformance.suite.property.scope import area_operations
 
+PATCHED = (
+    (builder, "add_coverage", compat.EAGER_COVERAGE),
+    (schemathesis_requests, "SameHostRedirectsSession", compat.PROBE_SESSION),
+    (stateful, "is_likely_root_transition", compat.ROOT_TRANSITION),
+    (providers, "_get_local_constants", compat.LOCAL_CONSTANTS),
+)
+
 
 @pytest.fixture
 def patched() -> Iterator[None]:
     """The patches as the plugin applies them; what was in place before is put back after."""
-    before = (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
-              stateful.is_likely_root_transition)  # fmt: skip
+    before = [getattr(module, name) for module, name, _ in PATCHED]
     compat.install(HTTPAdapter())
     yield
-    (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
-     stateful.is_likely_root_transition) = before  # fmt: skip
+    for (module, name, _), value in zip(PATCHED, before, strict=True):
+        setattr(module, name, value)
 
 
 @pytest.fixture
 def unpatched() -> Iterator[None]:
-    before = (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
-              stateful.is_likely_root_transition)  # fmt: skip
-    builder.add_coverage = compat.EAGER_COVERAGE
-    schemathesis_requests.SameHostRedirectsSession = compat.PROBE_SESSION
-    stateful.is_likely_root_transition = compat.ROOT_TRANSITION
+    before = [getattr(module, name) for module, name, _ in PATCHED]
+    for module, name, original in PATCHED:
+        setattr(module, name, original)
     yield
-    (builder.add_coverage, schemathesis_requests.SameHostRedirectsSession,
-     stateful.is_likely_root_transition) = before  # fmt: skip
+    for (module, name, _), value in zip(PATCHED, before, strict=True):
+        setattr(module, name, value)
 
 
 def built_test() -> object:
@@ -133,3 +138,15 @@ def test_5_an_inconsistent_replay_is_told_apart() -> None:
 def test_6_schemathesis_reports_a_generated_test_by_its_operation_label() -> None:
     """Its report hooks read the item's operation_label: the suite's items set none."""
     assert "operation_label" in inspect.getsource(schemathesis_pytest)
+
+
+def test_7_hypothesis_draws_literals_of_the_suites_own_modules_without_it(unpatched) -> None:
+    """In a checkout (an editable install) the suite's modules are local: their literals are
+    among the constants Hypothesis mixes into its draws."""
+    import assistant_conformance.suite.charges  # noqa: F401  (a local module, with literals)
+
+    assert "ROBUST-BAD-INPUT-4XX" in providers._get_local_constants().set_for_type("string")
+
+
+def test_7_with_it_no_local_constant_is_drawn(patched) -> None:
+    assert not providers._get_local_constants().set_for_type("string")

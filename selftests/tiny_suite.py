@@ -69,9 +69,10 @@ def run_tiny_suite(
     (workdir / "test_tiny.py").write_text(suite.replace("SHOULD_STATUS", str(should_status)))
     report_dir = workdir / "reports"
     command = [
-        sys.executable, "-m", "pytest", "-p", "assistant_conformance.suite.plugin", "-p",
-        "no:cacheprovider", "-q", "--report-dir", str(report_dir), "--base-url", base_url,
-        "--token", TOKEN, "--alt-token", ALT_TOKEN, *args,
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--report-dir",
+        str(report_dir), "--base-url", base_url, "--token", TOKEN, "--alt-token", ALT_TOKEN,
+        f"--junitxml={report_dir / 'junit.xml'}",  # not the suite's checks: no default places
+        f"--alluredir={report_dir / 'allure-results'}", *args,
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
     done = subprocess.run(

@@ -7,7 +7,6 @@ for a bad targets file or option.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import shlex
 import shutil
@@ -19,13 +18,13 @@ from assistant_conformance.matrix.runner import ERROR, Column, run_all
 from assistant_conformance.matrix.targets import PlanError, load
 from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load as load_catalogue
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exits import Exit, Parser
 
 README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")
 
 
-def build_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+def build_parser(prog: str) -> Parser:
+    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("targets", type=Path, help="the targets file (YAML; see examples/)")
     parser.add_argument("--report-dir", type=Path, default=Path("reports/matrix"))
     parser.add_argument("--jobs", type=int, help="targets run at once (default: the file's, or 2)")
@@ -88,12 +87,3 @@ def _run(argv: list[str], prog: str) -> int:
     print(f"the targets disagree on {matrix['disagreements']} of {rows} requirements")
     print(f"written: {out / 'index.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
     return Exit.HARNESS if any(c.status == ERROR for c in columns) else Exit.CONFORMANT
-
-
-def main(argv: list[str] | None = None) -> None:
-    """The `assistant-conformance` command: `matrix` is its one verb."""
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] != "matrix":
-        print("usage: assistant-conformance matrix FILE [--help]", file=sys.stderr)
-        sys.exit(Exit.USAGE)
-    sys.exit(run(args[1:]))

@@ -3,8 +3,9 @@
 `langgraph`: a real LangGraph Agent Server (`langgraph dev` from `langgraph-cli[inmem]`, PyPI)
 serving the deterministic graphs of proof/langgraph/ under `/api/ai`, with bearer auth by its own
 configuration (langgraph.json `http.mount_prefix`, `auth.path`), in memory, on loopback. It runs in
-a venv of its own (`.venv-langgraph` beside the checkout, made on first use from
-proof/langgraph/requirements.txt): its pins conflict with schemathesis'.
+a venv of its own (in the user's cache, `~/.cache/assistant-conformance/venv-langgraph`, or
+ASSISTANT_LANGGRAPH_VENV; made on first use from proof/langgraph/requirements.txt): its pins
+conflict with schemathesis'.
 
     python -m assistant_conformance.proof.foreign langgraph --token T [--token T2] [--port P]
 """
@@ -21,14 +22,15 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import httpx
 
-HERE = Path(__file__).resolve().parent
-PROJECT = HERE / "langgraph"
-CHECKOUT = HERE.parents[2]
-VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV", CHECKOUT / ".venv-langgraph"))
+from assistant_conformance.report import bundle
+
+PROJECT = Path(str(resources.files("assistant_conformance.proof"))) / "langgraph"
+VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV") or bundle.user_cache() / "venv-langgraph")
 INSTALL_TIMEOUT = 900.0
 START_TIMEOUT = 90.0
 # Capability groups a LangGraph server does not serve (its verdicts in docs/compatibility/ are

@@ -108,8 +108,6 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome
         *case.pytest_args,
         *plugins_off(case.pytest_args),
         "-q",
-        "-o",
-        f"cache_dir={workdir / 'cache'}",  # not the checkout's: runs go several at a time
         f"--base-url={server.base_url}",
         f"--token={tokens[0]}",
         f"--alt-token={tokens[1]}",

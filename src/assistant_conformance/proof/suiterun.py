@@ -1,6 +1,7 @@
-"""The suite in a child pytest process, as the kill table and the matrix run it against a target:
-from the checkout (its conftest loads the plugin), output to a log file, bounded in time, and with
-none of the parent's ASSISTANT_API_* settings (each run's options are its own)."""
+"""The suite in a child process, as the kill table and the matrix run it against a target: the
+installed suite (`python -m assistant_conformance run`), from the folder of its log, output to
+that log, bounded in time, and with none of the parent's ASSISTANT_API_* settings (each run's
+options are its own)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]  # the checkout: tests/ and pyproject.toml
-
 
 def run_pytest(
     args: list[str], log_path: Path, timeout: float, env: dict[str, str] | None = None
 ) -> int | None:
-    """`python -m pytest ARGS` with `env` added; its exit status, or None past `timeout`."""
+    """The suite with pytest arguments ARGS (`tests/...` names its checks) and `env` added; its
+    exit status, or None past `timeout`."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    command = [sys.executable, "-m", "assistant_conformance", "run", "--", *args]
     try:
         with log_path.open("w", encoding="utf-8") as log:
             done = subprocess.run(
-                [sys.executable, "-m", "pytest", *args],
-                cwd=ROOT,
+                command,
+                cwd=log_path.parent,
                 env={**clean, **(env or {})},
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -31,9 +31,10 @@ def respond(content: Any, status: int = 200) -> JSONResponse:
 
 
 async def json_body(request: Request, *, required: bool) -> Any:
-    """The parsed JSON body. An absent optional body reads as `{}`; `null` is never a body."""
+    """The parsed JSON body. An absent optional body reads as `{}`; `null` is never a body, nor is
+    whitespace (not a JSON text, RFC 8259 §2: a body was sent, and it is not JSON)."""
     raw = await request.body()
-    if not raw.strip():
+    if not raw:
         if required:
             bad_request("request body is required")
         return {}

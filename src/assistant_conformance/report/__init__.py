@@ -1,8 +1,9 @@
 """The report room: the result model (model.py), the verdicts decided from it (verdicts.py), the
 catalogue and baseline they are decided against, redaction, and every writer. Writers only read a
 Run, through one redacted dict (document.to_dict), and render it: conformance.json, conformance.md,
-conformance.html and the terminal summary; JUnit XML and Allure come from pytest and allure-pytest,
-labelled here (integrations.py). Nothing here imports the suite, the reference or the proof."""
+conformance.html, badge.json (a shields.io endpoint) and the terminal summary; JUnit XML and
+Allure come from pytest and allure-pytest, labelled here (integrations.py). Nothing here imports
+the suite, the reference or the proof."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant_conformance.report import document, htmlpage, markdown, redact, terminal
+from assistant_conformance.report import badge, document, htmlpage, markdown, redact, terminal
 from assistant_conformance.report.model import Run
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "conformance.json", "conformance.md", "conformance.html"
@@ -24,6 +25,7 @@ def write_all(run: Run, report_dir: Path) -> None:
     document.write(doc, report_dir / JSON_FILE)
     (report_dir / MARKDOWN_FILE).write_text(redact.text(markdown.render(doc)), encoding="utf-8")
     (report_dir / HTML_FILE).write_text(htmlpage.render(doc), encoding="utf-8")
+    document.write(badge.badge(doc), report_dir / badge.FILE)
 
 
 def terminal_summary(tr: pytest.TerminalReporter, run: Run, report_dir: Path) -> None:

@@ -10,7 +10,9 @@ from typing import Any
 
 import yaml
 
-SPEC_DIR = Path(__file__).resolve().parents[3] / "spec"
+from assistant_conformance.report import bundle
+
+SPEC_DIR = bundle.spec_dir()
 CATALOGUE_PATH = SPEC_DIR / "requirements.yaml"
 OPENAPI_PATH = SPEC_DIR / "openapi.yaml"
 LEVELS = ("MUST", "SHOULD")

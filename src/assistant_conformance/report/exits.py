@@ -3,7 +3,10 @@ matrix, the kill table): one table, so that a CI step reads them the same way ev
 
 from __future__ import annotations
 
+import argparse
+import sys
 from enum import IntEnum
+from typing import NoReturn
 
 
 class Exit(IntEnum):
@@ -11,3 +14,11 @@ class Exit(IntEnum):
     VIOLATION = 1  # a requirement failed: a finding against the target
     HARNESS = 3  # the suite could not judge: target unreachable, token refused, a removal failed
     USAGE = 4  # a bad option or input file (pytest's own usage error is 4 too)
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors exit USAGE (argparse's own exit status is 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(Exit.USAGE, f"{self.prog}: error: {message}\n")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant_conformance.report import bundle
 from assistant_conformance.report.catalogue import CATALOGUE_PATH, SPEC_DIR, Catalogue, read_yaml
 from assistant_conformance.report.model import Finding
 
@@ -26,15 +27,13 @@ SEVERITY = {"MUST": "critical", "SHOULD": "normal"}
 
 
 def is_suite_run(config: pytest.Config) -> bool:
-    """False when the command line names only paths outside the testpaths (e.g. `selftests`)."""
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        return True
-    roots = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
-    if not roots:
-        return True
+    """Whether the run collects the suite's checks (`assistant_conformance.tests`, in a checkout
+    its testpaths): not when it collects only other paths (e.g. `selftests`, or the tests of a
+    project that has the package installed, which the plugin then leaves alone)."""
+    checks = bundle.tests_dir().resolve()
     for arg in config.args:
-        path = Path(arg.split("::", 1)[0]).resolve()
-        if any(path.is_relative_to(root) or root.is_relative_to(path) for root in roots):
+        path = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
+        if path.is_relative_to(checks) or checks.is_relative_to(path):
             return True
     return False
 

@@ -61,12 +61,14 @@ def rerun_command(doc: dict[str, Any]) -> str:
     """The failing tests again, same seed, depth and target (the token from the environment):
     pytest's --lf reads the last run's failures from its cache."""
     options = doc["options"]
-    words = ["pytest", "--lf", f"--seed={doc['seed']}", f"--examples={options['examples']}"]
+    words = [f"--seed={doc['seed']}", f"--examples={options['examples']}"]
     if options["base_url"]:
         words.append(f"--base-url={options['base_url']}")
     if options["strict_conformance"]:
         words.append("--strict-conformance")
-    return " ".join(words)
+    if doc.get("invocation") == "assistant-conformance run":
+        return " ".join(["assistant-conformance run", *words, "-- --lf"])
+    return " ".join(["pytest", "--lf", *words])
 
 
 def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any]) -> None:

@@ -13,8 +13,14 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance import __version__
-from assistant_conformance.report import baseline, integrations, redact, terminal_summary, write_all
+from assistant_conformance.report import (
+    baseline,
+    bundle,
+    integrations,
+    redact,
+    terminal_summary,
+    write_all,
+)
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import Gate
@@ -36,13 +42,21 @@ from assistant_conformance.suite.collect import requirement_ids
 from assistant_conformance.suite.findings import TestRecord
 from assistant_conformance.suite.keys import run_state
 from assistant_conformance.suite.observe import AnswerFault
-from assistant_conformance.suite.options import TESTING_WORDS
 from assistant_conformance.suite.property import compat, generation
-from assistant_conformance.suite.settings import OptionError, SuiteSettings, add_options
+from assistant_conformance.suite.settings import (
+    OptionError,
+    SuiteSettings,
+    add_options,
+    check_report_dir,
+)
 from assistant_conformance.suite.state import SESSION, RunState
 from assistant_conformance.suite.target import HarnessError, preflight, remote
 
-pytest_plugins = ("assistant_conformance.suite.fixtures", "assistant_conformance.suite.concurrency")
+pytest_plugins = (
+    "assistant_conformance.suite.argv",
+    "assistant_conformance.suite.fixtures",
+    "assistant_conformance.suite.concurrency",
+)
 _REDACTION = pytest.StashKey[Any]()  # the token that makes the run's secrets active
 
 
@@ -63,17 +77,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "SHOULD: checks a requirement implied by HTTP, SSE or practice"
     )
+    active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
     try:
         settings = SuiteSettings.from_config(config)
         known = baseline.load(settings.baseline, catalogue) if settings.baseline else {}
+        if active and not hasattr(config, "workerinput"):
+            check_report_dir(settings.report_dir)
     except (OptionError, baseline.BaselineError) as exc:
         raise pytest.UsageError(str(exc)) from None
     secrets = redact.Secrets()
     config.stash[_REDACTION] = redact.activate(secrets)  # before anything registers a secret
     worker = getattr(config, "workerinput", None)
     policy = settings.policy(share=int(worker.get("workercount", 1)) if worker else 1)
-    compat.install(policy.adapter())
-    generation.configure(settings.seed, settings.examples)
+    if active:
+        compat.install(policy.adapter())
+        generation.configure(settings.seed, settings.examples)
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
@@ -81,7 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
     caps = capabilities.declared(settings.unsupported)
     collector = collect.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
-    state = RunState(settings, policy, secrets, known, caps, collector, worker=bool(worker))
+    state = RunState(settings, policy, secrets, known, caps, collector, bool(worker), active)
     if worker and worker.get(SESSION):
         state.session = worker[SESSION]
     config.stash[keys.RUN] = state
@@ -102,34 +120,9 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """The target and the options (no request is sent: the session checks the target)."""
     state = run_state(config)
-    settings = state.settings
-    target = settings.base_url or "embedded reference server (started on loopback)"
-    lines = [
-        f"assistant-conformance {__version__}: target {redact.text(target)}, seed {settings.seed}, "
-        f"examples {settings.examples}, strict {'on' if settings.strict_conformance else 'off'}"
-    ]
-    if settings.assistant:
-        lines.append(f"runs: assistant {settings.assistant} (given with --assistant)")
-    elif not settings.base_url:
-        lines.append("runs: the reference's deterministic echo agent")
-    elif not settings.read_only:
-        words = ", ".join(TESTING_WORDS)
-        lines.append(f"runs: an assistant named for testing ({words}), or none; --assistant ID")
-    if settings.baseline:
-        lines.append(f"baseline: {settings.baseline} ({len(state.baseline)} entries)")
-    if settings.unsupported:
-        lines.append(f"declared unsupported: {', '.join(settings.unsupported)}")
-    if settings.read_only:
-        lines.append("read-only mode: only checks that change nothing run; the others are skipped")
-    if settings.insecure:
-        lines.append("TLS: the target's certificate is NOT verified (--insecure)")
-    if settings.header or settings.rate_limit:
-        names = ", ".join(name for name, _ in settings.header) or "none"
-        rate = f"{settings.rate_limit:g}/s" if settings.rate_limit else "none"
-        lines.append(f"extra headers: {names}; rate limit: {rate}")
-    if settings.no_cleanup:
-        lines.append("--no-cleanup: what the run creates stays on the target (--sweep removes it)")
-    return lines
+    if not state.active:
+        return []
+    return identity.header(state.settings, len(state.baseline))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -282,6 +275,9 @@ def _result(config: pytest.Config, state: RunState, measured: dict[str, Any]) ->
                 state.policy, measured.get("throttled", []), measured.get("resent", [])
             ),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
+            "invocation": "assistant-conformance run"
+            if config.inipath == bundle.pytest_ini()
+            else "pytest",
             **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
         },
         capabilities=state.capabilities,

@@ -170,6 +170,20 @@ class SuiteSettings:
             raise OptionError(f"--baseline: no such file {str(self.baseline)!r}")
 
 
+def check_report_dir(path: Path) -> None:
+    """OptionError (one line naming --report-dir) unless the reports can be written to `path`."""
+    probe = path / f".writable-{os.getpid()}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OptionError(
+            f"cannot write the reports to {str(path)!r} ({exc.strerror or exc}): "
+            "give --report-dir DIR (or ASSISTANT_API_REPORT_DIR)"
+        ) from None
+
+
 def parse_header(raw: str) -> tuple[str, str]:
     """'Name: value' -> (name, value); ValueError with one readable line otherwise."""
     name, colon, value = raw.partition(":")

@@ -38,6 +38,7 @@ class RunState:
     capabilities: dict[str, GroupStatus]
     collector: Collector
     worker: bool  # a pytest-xdist worker: its controller ends the run and writes the reports
+    active: bool  # the run collects the suite's checks (not e.g. selftests beside them)
     session: str = field(default_factory=lambda: secrets.token_hex(6))  # joins workers' records
     measured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     started: datetime | None = None

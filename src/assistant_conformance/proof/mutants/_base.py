@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -70,17 +71,22 @@ async def read_body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
-def replay(body: bytes) -> Receive:
+def replay(body: bytes, receive: Receive | None = None) -> Receive:
+    """The body read already, then the client's own receive: a stream learns of a disconnect,
+    and only then (without one, as for an answer read whole, nothing more ever comes)."""
     sent = False
 
-    async def receive() -> Message:
+    async def again() -> Message:
         nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        if receive is None:
+            await asyncio.Event().wait()  # until the app stops listening (cancelled)
+        assert receive is not None
+        return await receive()
 
-    return receive
+    return again
 
 
 def with_header(scope: Scope, name: bytes, value: bytes) -> Scope:
@@ -243,7 +249,7 @@ class JsonRequest(Mutant):
         if changed is not data:
             body = json.dumps(changed).encode()
             scope = with_header(scope, b"content-length", str(len(body)).encode())
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
     def change(self, data: Any) -> Any:
         return data

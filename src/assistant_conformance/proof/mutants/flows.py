@@ -46,7 +46,7 @@ class ProcessNeverStarts(Mutant):
         if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
             body = b"[]"  # a valid request: the reference answers 201 and processes nothing
             scope = with_header(scope, b"content-length", b"2")
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class MessagesIgnoreLimit(Mutant):
@@ -77,7 +77,7 @@ class ConversationPatchNotPersisted(Mutant):
         sent = await read_body(receive)
         fields = json_or_none(sent)
         if not isinstance(fields, dict) or not self.authorized(scope):
-            await self.app(scope, replay(sent), send)
+            await self.app(scope, replay(sent, receive), send)
             return
 
         class EchoPatch(JsonAnswer):
@@ -85,7 +85,7 @@ class ConversationPatchNotPersisted(Mutant):
                 return {**body, **fields} if isinstance(body, dict) else body
 
         scope = with_header(scope, b"content-length", b"2")
-        await EchoPatch(self.app).mutate(scope, replay(b"{}"), send)
+        await EchoPatch(self.app).mutate(scope, replay(b"{}", receive), send)
 
 
 class KnowledgesPrefixDiverges(JsonAnswer):

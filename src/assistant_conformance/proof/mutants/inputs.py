@@ -81,7 +81,7 @@ class KbWithoutNameRejected(KbWrite):
         if isinstance(data, dict) and "name" not in data and self.authorized(scope):
             await respond(send, 400, {"statusCode": 400, "message": "name is required"})
             return
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class BulkObjectAccepted(JsonRequest):

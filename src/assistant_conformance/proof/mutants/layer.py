@@ -56,7 +56,7 @@ class KbPermissionAnyString(KbWrite):
         if isinstance(permission, str) and permission not in PERMISSIONS:
             body = json.dumps({**data, "permission": "private"}).encode()
             scope = with_header(scope, b"content-length", str(len(body)).encode())
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class StatusIdsOptional(Mutant):
@@ -82,7 +82,7 @@ class EmptyBulk500(Mutant):
         if self.authorized(scope) and body.strip() == b"[]":
             await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
             return
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class DeletedThreadReadable(Mutant):

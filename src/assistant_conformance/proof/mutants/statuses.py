@@ -185,7 +185,7 @@ class KbUuidAnyString(Mutant):
             if bad:
                 body = json.dumps({**data, **dict.fromkeys(bad, self.stand_in)}).encode()
                 scope = with_header(scope, b"content-length", str(len(body)).encode())
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class KbCreateEmptyBody500(Mutant):
@@ -198,7 +198,7 @@ class KbCreateEmptyBody500(Mutant):
         if self.authorized(scope) and not body.strip():
             await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
             return
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 # --- a body required where the contract sends none; required query parameters not required -----
@@ -212,7 +212,7 @@ class BodyRequired(Mutant):
         if self.authorized(scope) and not body.strip():
             await respond(send, 422, {"statusCode": 422, "message": "a JSON body is required"})
             return
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class StoreSearchNeedsBody(BodyRequired):

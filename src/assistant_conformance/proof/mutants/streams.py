@@ -200,7 +200,7 @@ class MalformedJson500(Mutant):
             if body.strip() and self.authorized(scope):
                 await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
                 return
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class MalformedJsonTaken(MalformedJson500):
@@ -213,7 +213,7 @@ class MalformedJsonTaken(MalformedJson500):
             json.loads(body)
         except (ValueError, RecursionError):
             body = b"{}" if body.strip() else body
-        await self.app(scope, replay(body), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 class ErrorsAsText(Mutant):

@@ -26,21 +26,6 @@ class Variant:
         await self.app(scope, receive, send)
 
 
-def replay(body: bytes, receive: Receive) -> Receive:
-    """The body read already, then the client's own receive (a stream still learns of a
-    disconnect, and only then)."""
-    sent = False
-
-    async def again() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return again
-
-
 def header(message: Message, name: bytes) -> bytes:
     return dict((k.lower(), v) for k, v in message.get("headers", [])).get(name, b"")
 

@@ -9,7 +9,8 @@ from typing import Any
 from starlette.types import Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants import read_body
-from assistant_conformance.proof.variants._base import JsonRewrite, header, replay
+from assistant_conformance.proof.mutants._base import replay
+from assistant_conformance.proof.variants._base import JsonRewrite, header
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 OPAQUE = re.compile(rb"id_([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})")

@@ -23,7 +23,8 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.types import Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants import read_body
-from assistant_conformance.proof.variants._base import Variant, is_json, replay, send_whole
+from assistant_conformance.proof.mutants._base import replay
+from assistant_conformance.proof.variants._base import Variant, is_json, send_whole
 
 KB = r"/api/ai/(?:v1/kb|knowledges)"
 KB_WRITE = re.compile(rf"{KB}(?:/[^/]+)?")

@@ -24,6 +24,13 @@ seed and depth of generated tests are the schema's configuration (property/gener
 6. The suite reports through its findings, not schemathesis' own writers: a generated test's
    item without its `operation_label` is left alone by schemathesis' report hooks (which would
    otherwise assert on a report that only findings failed).
+7. Hypothesis, schemathesis' engine, mixes literals of the process's "local" modules (those
+   outside site-packages) into 5% of its draws, parsing their sources (and caching them in
+   ./.hypothesis/constants of the working folder). Which modules are local depends on how the
+   suite was installed (a checkout's editable install is, a wheel is not) and on what else was
+   imported: the same seed would send other cases (measured: a checkout run and a wheel run
+   differed, and a fresh working folder cost 190 MB more). The suite draws none of them, so its
+   cases depend on the seed and the test alone.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import hypothesis.internal.conjecture.providers as hypothesis_providers
 import schemathesis.specs.openapi.stateful as stateful
 import schemathesis.transport.requests as schemathesis_requests
 from requests.adapters import HTTPAdapter
@@ -53,6 +61,7 @@ __all__ = [
 EAGER_COVERAGE = builder.add_coverage
 PROBE_SESSION = schemathesis_requests.SameHostRedirectsSession
 ROOT_TRANSITION = stateful.is_likely_root_transition
+LOCAL_CONSTANTS = hypothesis_providers._get_local_constants
 DEFERRED = "_conformance_deferred_coverage"  # attribute of a test: the call that adds its cases
 
 
@@ -83,11 +92,16 @@ def _probe_session(adapter: HTTPAdapter) -> type[schemathesis_requests.SameHostR
     return DoorSession
 
 
+def _no_local_constants() -> Any:
+    return hypothesis_providers.Constants()
+
+
 def install(adapter: HTTPAdapter) -> None:
     """Apply the patches (see the module docstring); `adapter`: the run's, for the probes."""
     builder.add_coverage = _defer_coverage
     schemathesis_requests.SameHostRedirectsSession = _probe_session(adapter)  # type: ignore[misc]
     stateful.is_likely_root_transition = _creates_from_nothing  # type: ignore[assignment]
+    hypothesis_providers._get_local_constants = _no_local_constants
 
 
 def check_context(case: Case, kwargs: dict[str, Any], recorder: Any) -> CheckContext:

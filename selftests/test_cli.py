@@ -1,0 +1,72 @@
+"""The `assistant-conformance` command: its verbs, its usage errors (exit 4, one usage line), a
+report folder it cannot write (one line naming --report-dir, exit 4), and the badge it leaves."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant_conformance.report.badge import badge
+from assistant_conformance.report.catalogue import spec_hashes
+
+COMMAND = [sys.executable, "-m", "assistant_conformance"]
+
+
+def command(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["publish"], "unknown verb 'publish'"),
+        ([], "a verb is needed"),
+        (["run", "--bogus"], "unrecognized arguments: --bogus"),
+        (["run", "--examples"], "argument --examples: expected one argument"),
+        (["matrix"], "the following arguments are required: targets"),
+    ],
+)
+def test_a_usage_error_is_the_usage_line_and_exit_4(args: list[str], said: str) -> None:
+    done = command(*args)
+    assert done.returncode == 4
+    assert done.stderr.startswith("usage: ") and said in done.stderr
+
+
+def test_version_names_the_suite_and_the_spec_it_checks() -> None:
+    done = command("--version")
+    assert done.returncode == 0
+    assert done.stdout.startswith("assistant-conformance ")
+    assert spec_hashes()["openapi_sha256"][:16] in done.stdout
+
+
+@pytest.mark.parametrize("how", ["run", "pytest"])
+def test_reports_that_cannot_be_written_are_one_line_and_exit_4(tmp_path: Path, how: str) -> None:
+    (tmp_path / "reports").write_text("a file where the folder would go")
+    from assistant_conformance.report import bundle
+
+    args = ["run"] if how == "run" else [str(bundle.tests_dir())]
+    runner = COMMAND if how == "run" else [sys.executable, "-m", "pytest"]
+    done = subprocess.run([*runner, *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 4, done.stdout + done.stderr
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "give --report-dir DIR" in errors[0], errors
+
+
+@pytest.mark.parametrize(
+    ("level", "outcome", "totals", "message", "color"),
+    [
+        ("full", "conformant", {"pass": 77}, "full (77 pass)", "brightgreen"),
+        ("core + store", "not conformant", {"pass": 60, "fail": 1, "skip": 3},
+         "core + store (60 pass, 1 fail)", "green"),
+        ("none", "harness error", {"error": 2}, "harness error", "lightgrey"),
+    ],
+)  # fmt: skip
+def test_the_badge_is_a_shields_endpoint(level, outcome, totals, message, color) -> None:
+    doc = {"result": {"outcome": outcome}, "certification": {"level": level}, "totals": totals}
+    assert badge(doc) == {
+        "schemaVersion": 1, "label": "assistant-conformance", "message": message, "color": color
+    }  # fmt: skip

@@ -1,0 +1,5 @@
+"""python -m assistant_conformance: the `assistant-conformance` command."""
+
+from assistant_conformance.cli import main
+
+main(prog="python -m assistant_conformance")

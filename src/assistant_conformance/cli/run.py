@@ -1,0 +1,105 @@
+"""`assistant-conformance run [suite options] [-- pytest args]`: the suite from the installed
+package, from any working directory, with the same options, environment variables and exit
+statuses as `pytest` in a checkout; the reports go to ./reports unless --report-dir.
+
+The suite's own options are checked here (an unknown one: the usage line, exit 4) and handed to
+pytest with the suite's checks (`assistant_conformance.tests`) and settings (suite/pytest.ini),
+rooted where the checks are, so a test reads `tests/test_runs.py::...` as in a checkout; a
+pytest argument naming the checks that way (`tests/...`) is taken to be one of them. pytest's
+cache (--lf, --ff) is kept beside the reports; Hypothesis' (its unicode tables, 190 MB and seconds
+to build) in the user's cache, not in the working folder. The run is `python -m pytest` itself (the
+process becomes it), as in a checkout: nothing is imported before pytest loads its plugins.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from assistant_conformance.report import bundle
+from assistant_conformance.report.exits import Parser
+from assistant_conformance.suite.options import OPTIONS
+
+SUITE_PATH = "tests"  # how a checkout (and the test ids) name the checks
+
+
+def parser(prog: str) -> Parser:
+    parser = Parser(
+        prog=prog,
+        usage=f"{prog} [suite options] [-- pytest args]",
+        description="The conformance suite from the installed package (see README: Options).",
+    )
+    for opt in OPTIONS:
+        help_text = f"{opt.help} [env {opt.env}]"
+        if opt.is_flag:
+            parser.add_argument(opt.flag, action="store_true", default=None, help=help_text)
+        elif opt.repeat:
+            parser.add_argument(opt.flag, action="append", default=None, help=help_text)
+        else:
+            parser.add_argument(opt.flag, default=None, help=help_text, metavar=opt.dest.upper())
+    return parser
+
+
+def suite_flags(given: dict[str, object]) -> list[str]:
+    """The suite options given, as pytest reads them (`--name=value`: a value that is a path
+    is never taken for a test path)."""
+    flags: list[str] = []
+    for opt in OPTIONS:
+        value = given.get(opt.dest)
+        if value is None:
+            continue
+        if opt.is_flag:
+            flags.append(opt.flag)
+        else:
+            values = value if isinstance(value, list) else [value]
+            flags += [f"{opt.flag}={v}" for v in values]
+    return flags
+
+
+def _suite_path(word: str) -> bool:
+    return (word == SUITE_PATH or word.startswith(f"{SUITE_PATH}/")) and not Path(word).exists()
+
+
+def rebased(args: list[str]) -> tuple[list[str], bool]:
+    """pytest arguments with `tests/...` read as the installed checks (also as the value of an
+    option: `--ignore=tests/test_x.py`); and whether any names checks to run (then they, not
+    all of them, run)."""
+    out: list[str] = []
+    named = False
+    for arg in args:
+        flag, equals, value = arg.partition("=")
+        if arg.startswith("-") and equals and _suite_path(value):
+            arg = f"{flag}={bundle.suite_root() / value}"
+        elif _suite_path(arg) and not (out and out[-1].startswith("--")):
+            arg, named = str(bundle.suite_root() / arg), True
+        elif _suite_path(arg):  # the value of an option written apart (`--ignore tests/x`)
+            arg = str(bundle.suite_root() / arg)
+        out.append(arg)
+    return out, named
+
+
+def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> list[str]:
+    """The arguments of the pytest run `argv` asks for (usage errors exit 4)."""
+    split = argv.index("--") if "--" in argv else len(argv)
+    given = vars(parser(prog).parse_args(argv[:split]))
+    extra, named = rebased(argv[split + 1 :])
+    report_dir = Path(
+        str(given.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports")
+    ).resolve()
+    return [
+        *([] if named else [str(bundle.tests_dir())]),
+        "-c", str(bundle.pytest_ini()),
+        f"--rootdir={bundle.suite_root()}",
+        "-o", f"cache_dir={report_dir / '.pytest_cache'}",
+        *suite_flags({**given, "report_dir": str(report_dir)}),
+        *extra,
+    ]  # fmt: skip
+
+
+def main(argv: list[str], prog: str = "assistant-conformance run") -> None:
+    args = pytest_args(argv, prog)
+    hypothesis_home = str(bundle.user_cache() / "hypothesis")
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", hypothesis_home)
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *args])
