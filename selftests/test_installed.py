@@ -245,3 +245,21 @@ def test_the_action_runs_as_a_runner_runs_it(venv: Venv, reference_server, tmp_p
     for text in [*logs, summary.read_text(), outputs.read_text(), *written]:
         assert TOKEN_A not in text and TOKEN_B not in text
     shutil.rmtree(workspace)
+
+
+def test_the_matrix_runs_from_the_installed_package(venv: Venv, tmp_path: Path) -> None:
+    """Local kinds (the reference, a mutant) started by the installed package, one grid."""
+    plan = tmp_path / "targets.yaml"
+    plan.write_text(
+        "seed: 0\njobs: 2\nrequirements: [KB-PREFIXES-IDENTICAL, THR-STATUS]\ntargets:\n"
+        "  - {name: reference, kind: reference}\n"
+        f"  - {{name: broken, kind: mutant, mutant: {MUTANT}}}\n"
+    )
+    done = subprocess.run(
+        [venv.bin("assistant-conformance"), "matrix", str(plan), "--report-dir", "out"],
+        cwd=tmp_path, env=venv.env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    grid = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    cells = {t["name"]: t["status"] for t in grid["targets"]}
+    assert cells == {"reference": "completed", "broken": "completed"}, cells

@@ -69,7 +69,7 @@ def _run(argv: list[str], prog: str) -> int:
     except (PlanError, OSError) as exc:
         print(f"matrix: {exc}", file=sys.stderr)
         return Exit.USAGE
-    out = args.report_dir
+    out = args.report_dir.resolve()  # the runs go on in folders of their own
     shutil.rmtree(out / "targets", ignore_errors=True)  # no column of an earlier run survives
     out.mkdir(parents=True, exist_ok=True)
     print(f"matrix: {len(plan.targets)} targets, {plan.jobs} at a time, seed {plan.seed} -> {out}")
