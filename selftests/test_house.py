@@ -26,8 +26,8 @@ SUITE = PACKAGE / "suite"
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 JUDGES = ("charges.py", "flows/")
 DOORS = (
-    "transport.py", "door.py", "guard.py", "sse.py", "exchange.py", "strictjson.py", "target.py",
-    "observe.py", "property/compat.py",
+    "transport.py", "door.py", "door_requests.py", "guard.py", "sse.py", "exchange.py",
+    "strictjson.py", "target.py", "observe.py", "trail.py", "property/compat.py",
 )  # fmt: skip
 JUDGING = ("findings", "charges")
 INTERNALS = re.compile(

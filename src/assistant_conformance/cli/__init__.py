@@ -2,6 +2,7 @@
 
     assistant-conformance run [suite options] [-- pytest args]   the suite, from any directory
     assistant-conformance matrix FILE [...]                       the suite against several targets
+    assistant-conformance replay REPORT_DIR [FINDING-ID ...]      reproduce findings of a report
     assistant-conformance --version                               the suite's version and hashes
 
 An unknown verb or option prints the usage and exits 4 (report/exits.py). Each verb imports what
@@ -15,7 +16,7 @@ import sys
 from assistant_conformance import __version__
 from assistant_conformance.report.exits import Exit
 
-USAGE = "usage: assistant-conformance {run,matrix} ... | --version | --help"
+USAGE = "usage: assistant-conformance {run,matrix,replay} ... | --version | --help"
 
 
 def version() -> str:
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None, prog: str = "assistant-conformance") -> 
         from assistant_conformance.cli import run
 
         run.main(rest, prog=f"{prog} run")
+    if verb == "replay":
+        from assistant_conformance.cli import replay
+
+        sys.exit(replay.main(rest, prog=f"{prog} replay"))
     if verb == "matrix":
         from assistant_conformance.matrix import cli as matrix
 

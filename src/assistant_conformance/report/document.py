@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
@@ -161,3 +162,11 @@ def schema() -> dict[str, Any]:
 
 def write(document: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def replay_command(doc: dict[str, Any], finding: dict[str, Any]) -> str | None:
+    """The one line that replays a finding from its exchanges (None: it kept none)."""
+    if not finding.get("har"):
+        return None
+    folder = shlex.quote(str(doc["options"].get("report_dir") or "reports"))
+    return f"assistant-conformance replay {folder} {finding['id']}"

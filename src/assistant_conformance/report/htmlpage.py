@@ -9,7 +9,12 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from assistant_conformance.report.document import cleanup_lines, runs_line, transport_line
+from assistant_conformance.report.document import (
+    cleanup_lines,
+    replay_command,
+    runs_line,
+    transport_line,
+)
 
 MAX_FINDINGS = 5
 OPEN = ("fail", "error")  # evidence shown unfolded
@@ -225,12 +230,12 @@ def _sections(doc: dict[str, Any]) -> list[str]:
             "<table><thead><tr><th>Verdict</th><th>Requirement</th><th>Level</th>"
             "<th>Statement</th><th>Source</th></tr></thead><tbody>",
         ]
-        out += [_row(r) for r in by_section.get(section["key"], [])]
+        out += [_row(r, doc) for r in by_section.get(section["key"], [])]
         out += ["</tbody></table></section>"]
     return out
 
 
-def _row(r: dict[str, Any]) -> str:
+def _row(r: dict[str, Any], doc: dict[str, Any]) -> str:
     verdict = r["verdict"]
     detail = f'<div class="reason">{e(r["reason"])}</div>' if r["reason"] else ""
     if r["tests"]:
@@ -249,14 +254,14 @@ def _row(r: dict[str, Any]) -> str:
     if evidence:
         row += (
             f'<tr class="evidence v-{e(verdict)}"><td></td><td colspan="4">'
-            f"{_findings(r, verdict in OPEN)}</td></tr>"
+            f"{_findings(r, verdict in OPEN, doc)}</td></tr>"
         )
     return row
 
 
-def _findings(r: dict[str, Any], unfold: bool) -> str:
+def _findings(r: dict[str, Any], unfold: bool, doc: dict[str, Any]) -> str:
     findings = r["findings"]
-    shown = "".join(_finding(f) for f in findings[:MAX_FINDINGS])
+    shown = "".join(_finding(f, doc) for f in findings[:MAX_FINDINGS])
     more = len(findings) - MAX_FINDINGS
     if more > 0:
         shown += f'<div class="reason">… and {more} more findings in conformance.json</div>'
@@ -264,7 +269,7 @@ def _findings(r: dict[str, Any], unfold: bool) -> str:
     return f"<details{' open' if unfold else ''}><summary>{e(label)}</summary>{shown}</details>"
 
 
-def _finding(f: dict[str, Any]) -> str:
+def _finding(f: dict[str, Any], doc: dict[str, Any]) -> str:
     rows = [("Expected", f["expected"]), ("Actual", f["actual"])]
     ev = f.get("evidence") or {}
     out = "".join(f"<dt>{k}</dt><dd>{e(v)}</dd>" for k, v in rows)
@@ -280,4 +285,7 @@ def _finding(f: dict[str, Any]) -> str:
         out += "</pre></dd>"
         if ev.get("curl"):
             out += f"<dt>Reproduce</dt><dd><pre>{e(ev['curl'])}</pre></dd>"
+    if replay := replay_command(doc, f):
+        link = f'<a href="{e(f["har"])}">{e(f["har"])}</a> (HAR 1.2: open it in dev tools)'
+        out += f"<dt>Exchanges</dt><dd>{link}</dd><dt>Replay</dt><dd><pre>{e(replay)}</pre></dd>"
     return f'<div class="finding v-{e(f["verdict"])}"><dl>{out}</dl></div>'

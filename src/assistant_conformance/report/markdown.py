@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant_conformance.report.document import cleanup_lines, runs_line, transport_line
+from assistant_conformance.report.document import (
+    cleanup_lines,
+    replay_command,
+    runs_line,
+    transport_line,
+)
 
 MAX_ROWS = 60
 CELL = 160
@@ -49,7 +54,7 @@ def render(doc: dict[str, Any]) -> str:
     lines += _requirements(doc)
     lines += _capabilities(doc)
     lines += _baseline(doc)
-    lines += ["", "Full report: `conformance.html` (evidence and curl for every finding)."]
+    lines += ["", "Full report: `conformance.html` (evidence, curl, exchanges for every finding)."]
     return "\n".join(lines) + "\n"
 
 
@@ -76,21 +81,29 @@ def _requirements(doc: dict[str, Any]) -> list[str]:
         )
     if len(rows) > MAX_ROWS:
         lines.append(f"\n… and {len(rows) - MAX_ROWS} more in conformance.json.")
-    curls = [(r["id"], r["findings"][0]["evidence"]["curl"]) for r in rows[:20] if _curl(r)]
-    if curls:
+    shown = [(r["id"], r["findings"][0]) for r in rows[:20] if r["findings"]]
+    ways = [(rid, f) for rid, f in shown if _curl(f) or f.get("har")]
+    if ways:
         lines += [
             "",
-            "<details><summary>Reproduce (curl; export ASSISTANT_API_TOKEN first)</summary>",
+            "<details><summary>Reproduce (curl, or replay the exchanges; export "
+            "ASSISTANT_API_TOKEN first)</summary>",
             "",
         ]
-        for rid, curl in curls:
-            lines += [f"`{rid}`", "```sh", curl[:1500], "```"]
+        for rid, finding in ways:
+            lines += _reproduction(doc, rid, finding)
         lines += ["</details>"]
     return lines
 
 
-def _curl(r: dict[str, Any]) -> bool:
-    return bool(r["findings"] and (r["findings"][0].get("evidence") or {}).get("curl"))
+def _reproduction(doc: dict[str, Any], rid: str, finding: dict[str, Any]) -> list[str]:
+    lines = [f"`{rid}`" + (f" ([exchanges]({finding['har']}))" if finding.get("har") else "")]
+    commands = [c for c in (_curl(finding)[:1500], replay_command(doc, finding)) if c]
+    return [*lines, "```sh", *commands, "```"]
+
+
+def _curl(finding: dict[str, Any]) -> str:
+    return str((finding.get("evidence") or {}).get("curl") or "")
 
 
 def _capabilities(doc: dict[str, Any]) -> list[str]:

@@ -31,6 +31,8 @@ class Finding:
     expected: str = ""
     actual: str = ""
     evidence: dict[str, Any] | None = None
+    id: str = ""  # stable: the same requirement, operation and check at the same seed
+    har: str = ""  # the exchanges that led to it, relative to the report folder
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -48,6 +50,8 @@ class Finding:
         ]
         if self.evidence and self.evidence.get("curl"):
             lines.append(f"  Reproduce: {self.evidence['curl']}")
+        if self.id:
+            lines.append(f"  Replay:    assistant-conformance replay REPORT_DIR {self.id}")
         return "\n".join(lines)
 
 

@@ -60,6 +60,10 @@ class Secrets:
     def is_secret(self, value: str) -> bool:
         return value in self._known
 
+    def variable_of(self, value: str) -> str | None:
+        """The environment variable a registered secret is read from (None: none, or unknown)."""
+        return self._known.get(value)
+
     def contains(self, value: str) -> bool:
         return any(secret in value for secret in list(self._known))
 
@@ -134,6 +138,10 @@ def register(secret: str | None, env_name: str | None = None) -> None:
 def is_secret(value: str) -> bool:
     """Whether `value` is a registered secret (a credential the run holds)."""
     return current().is_secret(value)
+
+
+def variable_of(value: str) -> str | None:
+    return current().variable_of(value)
 
 
 def contains_secret(value: str) -> bool:

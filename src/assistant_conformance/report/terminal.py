@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance.report.document import cleanup_lines, runs_line, transport_line
+from assistant_conformance.report.document import (
+    cleanup_lines,
+    replay_command,
+    runs_line,
+    transport_line,
+)
 
 MARK = {"fail": "x", "error": "E", "warn": "!", "known": "~"}
 COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "pass": "green"}
@@ -26,7 +31,7 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
     if failing:
         tr.write_line("")
     for r in failing:
-        _requirement(tr, r)
+        _requirement(tr, r, doc)
     _baseline(tr, doc)
     tr.write_line("")
     groups = ", ".join(
@@ -71,7 +76,7 @@ def rerun_command(doc: dict[str, Any]) -> str:
     return " ".join(["pytest", "--lf", *words])
 
 
-def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any]) -> None:
+def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any], doc: dict[str, Any]) -> None:
     verdict = r["verdict"]
     tr.write_line(
         f"  {MARK[verdict]} {r['id']}  {r['level']} {verdict}  ({r['source']})",
@@ -87,6 +92,8 @@ def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any]) -> None:
         curl = (first.get("evidence") or {}).get("curl")
         if curl:
             tr.write_line(f"       Reproduce: {_short(curl, 400)}")
+        if replay := replay_command(doc, first):
+            tr.write_line(f"       Replay:    {replay}")
         more = len(r["findings"]) - 1 + r.get("repeats", 0)
         if more:
             tr.write_line(f"       (+{more} more findings in the reports)")

@@ -3,23 +3,22 @@ check failure becomes a finding on one requirement here (the scenario flows and 
 their own behaviours with suite/findings.py, naming their requirements).
 
 - A fault (no answer within the run's bounds, suite/observe.py) is charged to the operation's
-  success status (MUST for requests that follow the document: no answer of the document's came);
-  for input sent to break the document (`breaking_input`), to the requirement judged of such
-  input; for a request without a credential of the run, to AUTH-401 (a 401 is what it should
-  get); off the document's operations, to ROBUST-RESPONSE-SHAPE.
+  success status (MUST for requests that follow the document); for input sent to break the
+  document (`breaking_input`), to the requirement judged of such input; for a request without a
+  credential of the run, to AUTH-401; off the document's operations, to ROBUST-RESPONSE-SHAPE.
 - A JSON body or event data that is JSON only by Python's reading: ROBUST-RESPONSE-SHAPE (SHOULD:
   RFC 8259 is what "JSON" means), each distinct problem once per test.
 - A schemathesis check failure: the refinements below (which rule of the document a negative
-  case broke), then the operation's own requirements in spec/openapi.yaml (`x-requirements`:
-  status, deleted, created, query, content-type), then EVERY_OPERATION.
+  case broke), then the operation's own requirements in spec/openapi.yaml (`x-requirements`),
+  then EVERY_OPERATION.
 
-The document states no rejection (its section 7: errors "not shown"), so rejecting input that
-breaks it is a SHOULD, charged to the rule the input broke: the Knowledgebase body (enum ->
-KB-ALLOWED-VALUES, uuid format -> KB-UUID-FORMAT, type -> KB-FIELD-TYPES), the bulk array, the
-process array of strings, a missing body, the required query parameters; anything else is
-ROBUST-BAD-INPUT-4XX. `null` in an interpreted body, unknown parameters and a missing or empty
-`last-event-id` are not asked about. A 5xx on negative input, or on an interpreted body, is
-ROBUST-NO-5XX only; a non-JSON or off-schema 4xx answer is ROBUST-ERROR-JSON.
+The document states no rejection (its section 7), so rejecting input that breaks it is a SHOULD,
+charged to the rule the input broke: the Knowledgebase body (enum -> KB-ALLOWED-VALUES, uuid
+format -> KB-UUID-FORMAT, type -> KB-FIELD-TYPES), the bulk array, the process array of strings,
+a missing body, the required query parameters; anything else is ROBUST-BAD-INPUT-4XX. `null` in
+an interpreted body, unknown parameters and a missing `last-event-id` are not asked about. A 5xx
+on negative or interpreted input is ROBUST-NO-5XX only; a non-JSON 4xx is ROBUST-ERROR-JSON.
+Each finding carries how a replay judges it again (suite/replay.py).
 """
 
 from __future__ import annotations
@@ -61,8 +60,7 @@ from assistant_conformance.suite.property.cases import (
 
 SHAPE, ERROR_JSON = "ROBUST-RESPONSE-SHAPE", "ROBUST-ERROR-JSON"
 ROBUST, NO_5XX = "ROBUST-BAD-INPUT-4XX", "ROBUST-NO-5XX"
-MISSING, INVALID, AUTH_401 = "AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "AUTH-401"
-AUTH = (MISSING, INVALID, AUTH_401)
+AUTH = MISSING, INVALID, AUTH_401 = "AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "AUTH-401"
 BODY_REQUIRED = "KB-BODY-REQUIRED"
 KB_KEYWORDS = {"enum": "KB-ALLOWED-VALUES", "format": "KB-UUID-FORMAT", "type": "KB-FIELD-TYPES"}
 BODY_SHAPE = {"kb": "KB-FIELD-TYPES", "bulk": "KB-BULK-ARRAY", "process": "KB-PROCESS-STRINGS"}
@@ -137,10 +135,18 @@ def fault_requirement(fault: AnswerFault) -> str:
     return op.status_requirement if op else SHAPE
 
 
+def fault_check(kind: str) -> findings.Check:
+    """A replay's check of a fault: the same request answered whole within the bounds."""
+    trail = record.exchanges if (record := findings.recorded()) else []
+    faulted = [i for i, entry in enumerate(trail) if entry.fault == kind] or [len(trail) - 1]
+    return {"kind": "answer", "entry": faulted[-1]}
+
+
 def charge_fault(fault: AnswerFault) -> str:
     """Record a fault of the target's answer in the running test; answer the requirement."""
     requirement = fault_requirement(fault)
-    findings.charged(requirement, FAULT_EXPECTED[fault.kind], fault.what, fault.evidence)
+    expected = FAULT_EXPECTED[fault.kind]
+    findings.charged(requirement, expected, fault.what, fault.evidence, fault_check(fault.kind))
     return requirement
 
 
@@ -150,7 +156,8 @@ def settle(record: TestRecord) -> None:
     keys = list(dict.fromkeys(o.key for o in record.observations if o.kind == NOT_STRICT_JSON))
     for key in keys[:FINDINGS_PER_REQUIREMENT]:
         found = next(o for o in record.observations if o.key == key)
-        findings.charged(SHAPE, STRICT_JSON, found.what, found.evidence)
+        check = {"kind": "strict-json", "entry": record.entry(found.entry)}
+        findings.charged(SHAPE, STRICT_JSON, found.what, found.evidence, check)
     record.observations.clear()
 
 
@@ -271,11 +278,8 @@ def _negative_requirement(op: Operation, case: Case, response: Response) -> str 
 
 
 def _missing_query(op: Operation, response: Response) -> bool:
-    if "query" not in op.requirements:
-        return False
-    query = urlsplit(str(response.request.url)).query
-    sent = {k for k, _ in parse_qsl(query, keep_blank_values=True)}
-    return not set(op.query_params) <= sent
+    query = parse_qsl(urlsplit(str(response.request.url)).query, keep_blank_values=True)
+    return "query" in op.requirements and not set(op.query_params) <= {k for k, _ in query}
 
 
 def _negation_requirement(op: Operation, n: Negation, response: Response) -> str | None:

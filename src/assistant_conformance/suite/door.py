@@ -9,7 +9,8 @@
   chunking or a reset is an incomplete answer, not a response.
 
 A broken bound raises an AnswerFault (suite/observe.py); a JSON body that is not strict JSON
-(RFC 8259) is recorded as an observation. Judging either is suite/charges.py's.
+(RFC 8259) is recorded as an observation. Judging either is suite/charges.py's. Every exchange
+goes on the running test's trail (suite/trail.py), its fault included.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import httpx
-import requests
-import urllib3
 
-from assistant_conformance.suite import observe, strictjson
+from assistant_conformance.suite import observe, strictjson, trail
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 from assistant_conformance.suite.openapi import operation_label
@@ -36,6 +35,17 @@ DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 def label_of(request: httpx.Request) -> str:
     return operation_label(request.method, request.url.path)
+
+
+def _content(request: httpx.Request) -> bytes | None:
+    """The request's body, read now if it was a stream (a multipart upload), for the trail."""
+    try:
+        return request.content
+    except httpx.RequestNotRead:
+        try:
+            return request.read()
+        except (httpx.StreamConsumed, RuntimeError):
+            return None
 
 
 def evidence(request: httpx.Request, status: int | None, headers: dict[str, str]) -> Exchange:
@@ -83,7 +93,12 @@ def read_bounded(
 
 
 def json_of_body(
-    content: bytes, content_type: str, label: str, status: int, exchange: Callable[[], Exchange]
+    content: bytes,
+    content_type: str,
+    label: str,
+    status: int,
+    exchange: Callable[[], Exchange],
+    entry: trail.Entry | None = None,
 ) -> Any:
     """A JSON body's value (None when it is not JSON); one that Python reads but RFC 8259 does not
     (NaN, Infinity, another charset) is read leniently and recorded as an observation."""
@@ -93,7 +108,8 @@ def json_of_body(
     if wrong is None:
         return value
     what = f"{label}: HTTP {status}; {wrong}"
-    observe.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key=wrong))
+    key = f"{label}|{wrong}"
+    observe.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key, entry))
     return strictjson.lenient(content)
 
 
@@ -102,9 +118,16 @@ class CappedStream(httpx.SyncByteStream):
     past it, a LARGE fault, so memory stays bounded."""
 
     def __init__(
-        self, inner: httpx.SyncByteStream, cap: int, label: str, evidence_of: Callable[[], Exchange]
+        self,
+        inner: httpx.SyncByteStream,
+        cap: int,
+        label: str,
+        evidence_of: Callable[[], Exchange],
+        entry: trail.Entry,
     ) -> None:
         self.inner, self.cap, self.label, self.evidence_of = inner, cap, label, evidence_of
+        self.entry = entry
+        entry.open = True
 
     def __iter__(self) -> Iterator[bytes]:
         size = 0
@@ -112,10 +135,14 @@ class CappedStream(httpx.SyncByteStream):
             size += len(chunk)
             if size > self.cap:
                 what = f"stream larger than {self.cap} bytes (--max-response-size)"
+                self.entry.fault = LARGE
                 raise AnswerFault(LARGE, f"{self.label}: {what}", self.evidence_of())
+            self.entry.take(chunk)
             yield chunk
 
     def close(self) -> None:
+        if self.entry.open:
+            self.entry.ended()
         self.inner.close()
 
 
@@ -127,16 +154,23 @@ class BoundedTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         label, limit = label_of(request), self.deadline
+        entry = trail.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
+                                        trail.cap(_content(request))))  # fmt: skip
         try:
             response = self.inner.handle_request(request)
         except httpx.TimeoutException:
+            entry.fault = SILENT
+            entry.ended()
             what = f"{label}: no answer within {limit:g} s (--request-timeout)"
             raise AnswerFault(SILENT, what, evidence(request, None, {})) from None
         except DROPPED as exc:
+            entry.fault = CUT
+            entry.ended()
             reason = str(exc) or type(exc).__name__
             what = f"{label}: the connection closed without an answer ({reason})"
             raise AnswerFault(CUT, what, evidence(request, None, {})) from None
         headers = dict(response.headers)
+        entry.status, entry.response_headers = response.status_code, headers
         content_type = response.headers.get("content-type", "")
         if "text/event-stream" in request.headers.get("accept", "") and not strictjson.is_json(
             content_type
@@ -146,17 +180,31 @@ class BoundedTransport(httpx.BaseTransport):
                 self.cap,
                 label,
                 lambda: evidence(request, response.status_code, headers),
+                entry,
             )
             return httpx.Response(
                 response.status_code, headers=response.headers, stream=capped,
-                extensions=response.extensions,
+                extensions={**response.extensions, trail.ENTRY: entry},
             )  # fmt: skip
-        whole = self._whole(request, response, label, headers)
+        try:
+            whole = self._whole(request, response, label, headers)
+        except AnswerFault as fault:
+            entry.fault = fault.kind
+            entry.ended()
+            raise
+        entry.take(whole.content)
+        entry.ended()
         whole.request = request  # the client sets it later; evidence needs it now
         whole.extensions = {
             **whole.extensions,
+            trail.ENTRY: entry,
             JSON_VALUE: json_of_body(
-                whole.content, content_type, label, whole.status_code, lambda: Exchange.of(whole)
+                whole.content,
+                content_type,
+                label,
+                whole.status_code,
+                lambda: Exchange.of(whole),
+                entry,
             ),
         }
         return whole
@@ -196,88 +244,3 @@ class BoundedTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
-
-
-def _urllib3_chunks(raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
-    """urllib3's body chunks, its read faults spelled as httpx's (one reader for both stacks)."""
-    try:
-        while chunk := raw.read1(65536, decode_content=True):  # as bytes arrive, not 64 KiB
-            yield chunk
-    except urllib3.exceptions.ReadTimeoutError as exc:
-        raise httpx.ReadTimeout(str(exc)) from None
-    except (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError) as exc:
-        raise httpx.RemoteProtocolError(str(exc)) from None
-
-
-def requests_evidence(request: requests.PreparedRequest, response: requests.Response | None,
-                      note: str = "") -> Exchange:  # fmt: skip
-    """Evidence of a request sent with requests (schemathesis' stack): with what came back."""
-    body = request.body.encode() if isinstance(request.body, str) else request.body
-    return Exchange(
-        str(request.method),
-        str(request.url),
-        {k: str(v) for k, v in request.headers.items()},
-        body if isinstance(body, bytes) else None,
-        response.status_code if response is not None else None,
-        dict(response.headers) if response is not None else {},
-        note,
-    )
-
-
-def requests_label(request: requests.PreparedRequest) -> str:
-    return operation_label(str(request.method), requests.utils.urlparse(str(request.url)).path)
-
-
-def read_requests_body(
-    request: requests.PreparedRequest, response: requests.Response, *, started: float,
-    deadline: float, cap: int,
-) -> None:  # fmt: skip
-    """The requests stack's side of the door: `response` read whole under the bounds (an event
-    stream is left to its reader, capped), its JSON checked as httpx answers are."""
-    label = requests_label(request)
-    content_type = response.headers.get("content-type", "")
-    if "text/event-stream" in content_type:
-        response.raw = _CappedRaw(response.raw, cap, label, requests_evidence(request, response))
-        return
-    try:
-        response._content = read_bounded(
-            _urllib3_chunks(response.raw),
-            lambda note: requests_evidence(request, response, note),
-            label=label, started=started, deadline=deadline, cap=cap,
-        )  # fmt: skip
-    finally:
-        response.close()
-    json_of_body(
-        response.content,
-        content_type,
-        label,
-        response.status_code,
-        lambda: requests_evidence(request, response, response.text[:600]),
-    )
-
-
-class _CappedRaw:
-    """urllib3's raw body of an event stream, read by its reader but at most `cap` bytes."""
-
-    def __init__(self, raw: Any, cap: int, label: str, evidence: Exchange) -> None:
-        self._raw, self._cap, self._label, self._evidence, self._size = raw, cap, label, evidence, 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._raw, name)
-
-    def _count(self, chunk: bytes) -> bytes:
-        self._size += len(chunk)
-        if self._size > self._cap:
-            what = f"stream larger than {self._cap} bytes (--max-response-size)"
-            raise AnswerFault(LARGE, f"{self._label}: {what}", self._evidence)
-        return chunk
-
-    def read(self, *args: Any, **kwargs: Any) -> bytes:
-        return self._count(self._raw.read(*args, **kwargs))
-
-    def read1(self, *args: Any, **kwargs: Any) -> bytes:
-        return self._count(self._raw.read1(*args, **kwargs))
-
-    def stream(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
-        for chunk in self._raw.stream(*args, **kwargs):
-            yield self._count(chunk)

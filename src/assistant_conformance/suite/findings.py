@@ -26,21 +26,45 @@ import pytest
 
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
-from assistant_conformance.suite import observe
+from assistant_conformance.suite import observe, rejudge, trail
 from assistant_conformance.suite.exchange import Exchange, describe
 from assistant_conformance.suite.observe import Observation
 from assistant_conformance.suite.openapi import by_label, match_path, operation_label
 
+Check = rejudge.Check  # how a replay judges a finding again (suite/replay.py)
+
+
+@dataclass
+class Traced:
+    """A failed finding, the exchanges that led to it (the test's trail[start:end]), its check."""
+
+    finding: Finding
+    start: int
+    end: int
+    check: Check
+
 
 @dataclass
 class TestRecord:
-    """Findings of the test that is running, and what the doors observed during it."""
+    """Findings of the test that is running, what the doors observed and exchanged during it."""
 
     allowed: frozenset[str]
     strict: bool
+    nodeid: str = ""
     findings: list[Finding] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    exchanges: list[trail.Entry] = field(default_factory=list)
+    window: int = 0  # where the exchanges of the current case begin (the property layer's)
+    traced: list[Traced] = field(default_factory=list)
     finalizers: list[Callable[[], None]] = field(default_factory=list)  # run as the test ends
+
+    def entry(self, of: object) -> int:
+        """The trail index of an answer's exchange (else the latest exchange)."""
+        found = of.extensions.get(trail.ENTRY) if isinstance(of, httpx.Response) else of
+        for index in range(len(self.exchanges) - 1, -1, -1):
+            if self.exchanges[index] is found:
+                return index
+        return len(self.exchanges) - 1
 
     def finish(self) -> None:
         for finalize in self.finalizers:
@@ -55,7 +79,7 @@ def recording(record: TestRecord) -> Iterator[TestRecord]:
     """Findings and observations of this block (a test's call) go to `record`."""
     token = _current.set(record)
     try:
-        with observe.collecting(record.observations):
+        with observe.collecting(record.observations), trail.following(record.exchanges):
             yield record
     finally:
         _current.reset(token)
@@ -65,6 +89,11 @@ class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
     """A test cannot go on after a failed precondition; recorded findings decide its verdict."""
 
 
+def recorded() -> TestRecord | None:
+    """The running test's record (None outside a test)."""
+    return _current.get()
+
+
 def current() -> TestRecord:
     record = _current.get()
     if record is None:
@@ -72,7 +101,15 @@ def current() -> TestRecord:
     return record
 
 
-def _record(req_id: str, ok: bool, expected: str, actual: object, response: object) -> Finding:
+def _record(
+    req_id: str,
+    ok: bool,
+    expected: str,
+    actual: object,
+    response: object,
+    check: Check | None = None,
+    span: tuple[int, int] | None = None,
+) -> Finding:
     record = current()
     requirement = load()[req_id]
     if req_id not in record.allowed:
@@ -88,15 +125,38 @@ def _record(req_id: str, ok: bool, expected: str, actual: object, response: obje
         req_id, verdict, expected, "" if ok else describe(actual), evidence if not ok else None
     )
     record.findings.append(finding)
+    if not ok:  # by default, judged again by its test's own code
+        start, end = span or (record.window, len(record.exchanges))
+        record.traced.append(Traced(finding, start, end, check or {"kind": "test"}))
     return finding
 
 
 def expect(
-    req_id: str, ok: bool, expected: str, actual: object = "", response: object = None
+    req_id: str,
+    ok: bool,
+    expected: str,
+    actual: object = "",
+    response: object = None,
+    *,
+    check: Check | None = None,
+    span: tuple[int, int] | None = None,
 ) -> bool:
-    """Record whether requirement `req_id` held here; answer `ok` so callers can branch on it."""
-    _record(req_id, bool(ok), expected, actual, response)
+    """Record whether requirement `req_id` held here; answer `ok` so callers can branch on it.
+    `check` says how a replay judges it again (by default: its test, run again)."""
+    _record(req_id, bool(ok), expected, actual, response, check, span)
     return bool(ok)
+
+
+def index(of: object) -> int:
+    """The trail index of an answer (an httpx.Response, a stream's trail.Entry) in this test."""
+    return current().entry(of)
+
+
+def judge(req_id: str, check: Check, expected: str, evidence: object = None) -> bool:
+    """Record whether requirement `req_id` held by a declared check (suite/rejudge.py) of the
+    test's exchanges (`index` gives their places): the words a replay judges it by again."""
+    ok, actual = rejudge.evaluate(check, current().exchanges)
+    return expect(req_id, ok, expected, actual, evidence, check=check)
 
 
 def require(
@@ -107,7 +167,9 @@ def require(
         raise Blocked(f"not judged: {req_id} failed first (expected {expected})")
 
 
-def charged(req_id: str, expected: str, actual: object, response: object) -> None:
+def charged(
+    req_id: str, expected: str, actual: object, response: object, check: Check | None = None
+) -> None:
     """A failure the judge (suite/charges.py) charges from what the doors saw, whichever test
     sent the request: no test has to name the requirement. Outside a test (a fixture's set-up)
     there is no record to charge, and it is dropped."""
@@ -115,7 +177,7 @@ def charged(req_id: str, expected: str, actual: object, response: object) -> Non
     if record is None:
         return
     record.allowed = record.allowed | {req_id}
-    _record(req_id, False, expected, actual, response)
+    _record(req_id, False, expected, actual, response, check)
 
 
 def not_judged(req_id: str, reason: str) -> None:
@@ -161,7 +223,9 @@ def expect_status(req_id: str, response: httpx.Response, *statuses: int) -> bool
         not_judged(req_id, f"not judged: {_refused_guess(response)}")
         return False
     wanted = " or ".join(str(s) for s in statuses)
-    return expect(req_id, response.status_code in statuses, f"HTTP {wanted}", response, response)
+    check = {"kind": "status", "entry": current().entry(response), "statuses": list(statuses)}
+    ok = response.status_code in statuses
+    return expect(req_id, ok, f"HTTP {wanted}", response, response, check=check)
 
 
 def require_success(req_id: str, response: httpx.Response, status: int) -> None:

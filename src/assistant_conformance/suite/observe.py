@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from assistant_conformance.suite.exchange import Exchange
 
@@ -33,6 +34,7 @@ class Observation:
     what: str  # one readable line, naming the operation
     evidence: Exchange | None
     key: str = ""  # tells two observations of the same kind apart (e.g. the problem)
+    entry: Any = None  # the exchange it was seen in (suite/trail.py), for its replay
 
 
 class AnswerFault(Exception):

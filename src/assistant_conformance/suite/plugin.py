@@ -30,12 +30,14 @@ from assistant_conformance.suite import (
     charges,
     collect,
     findings,
+    har,
     identity,
     keys,
     removal,
     safety,
     stats,
     sweep,
+    trail,
     transport,
 )
 from assistant_conformance.suite.collect import requirement_ids
@@ -146,16 +148,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # --- findings → test outcome → requirement verdicts -------------------------------------------
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """After a harness error stopped the run (in a pytest-xdist worker): the rest is not judged."""
-    if stopped := run_state(item.config).stop_reason():
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """After a harness error stopped the run (in a pytest-xdist worker): the rest is not judged.
+    What fixtures exchange is kept: a finding of a later test may use what they made."""
+    state = run_state(item.config)
+    if stopped := state.stop_reason():
         pytest.skip(f"not judged: harness error: {stopped}")
+    with trail.following(state.origins):
+        try:
+            return (yield)
+        finally:
+            del state.origins[: -har.ORIGINS_KEPT]
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    settings = run_state(item.config).settings
-    record = TestRecord(frozenset(requirement_ids(item)), settings.strict_conformance)
+    state = run_state(item.config)
+    settings = state.settings
+    record = TestRecord(frozenset(requirement_ids(item)), settings.strict_conformance, item.nodeid)
     item.stash[keys.RECORD] = record
     with findings.recording(record):
         try:
@@ -168,6 +179,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
                 record.finish()  # judgements held until the test's end (the property layer's)
             finally:
                 charges.settle(record)  # what the doors observed during the test
+                ledger = state.safety.ledger if state.safety else None
+                target = ledger.target if ledger else settings.base_url or ""
+                prefix = ledger.run_prefix if ledger else ""
+                har.keep(record, state.origins, har.Run.of(settings, target, prefix))
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)  # inside allure's and junit's view of the report
@@ -206,6 +221,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = run_state(session.config)
     state.started, state.clock = datetime.now(UTC), time.monotonic()
     settings = state.settings
+    if state.active and not state.worker and not settings.sweep:
+        har.clear(settings.report_dir)  # a replay must not meet an earlier run's findings
     spread = getattr(session.config.option, "numprocesses", None) and not state.worker
     if spread and settings.base_url and settings.token and not settings.sweep:
         # Each worker would meet a target it cannot use on its own: ask once, end in one line.

@@ -9,6 +9,7 @@ reading (NaN, Infinity) as an observation for the judge (suite/charges.py).
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import json
 import threading
 import time
@@ -18,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import observe, strictjson
+from assistant_conformance.suite import observe, strictjson, trail
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.observe import AnswerFault
 from assistant_conformance.suite.openapi import operation_label
@@ -115,6 +116,7 @@ class StreamRead:
     closed_by_server: bool  # the server ended the stream
     cut: str | None  # why the suite stopped reading: "max_events", "deadline", "read-timeout"
     exchange: Exchange
+    entry: trail.Entry | None = None  # its exchange on the trail
 
     @property
     def ids(self) -> list[str]:
@@ -131,12 +133,15 @@ OPEN_AFTER_RUN = f"still open {GRACE:g} s after its run ended (GET of the run)"
 RunEnded = Callable[[list[SseEvent], dict[str, str]], bool]
 
 
-def observe_data(events: list[SseEvent], label: str, exchange: Exchange | None) -> None:
+def observe_data(
+    events: list[SseEvent], label: str, exchange: Exchange | None, entry: trail.Entry | None
+) -> None:
     """Record the first event whose data is JSON only by Python's lenient reading."""
     for event in events:
         if (wrong := strictjson.problem(event.data)) is not None:
             what = f"{label}: event {event.id or '(no id)'} {event.event}: {wrong}"
-            observe.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange, key=wrong))
+            seen = observe.Observation(observe.NOT_STRICT_JSON, what, exchange, f"{label}|{wrong}")
+            observe.seen(dataclasses.replace(seen, entry=entry))
             return
 
 
@@ -149,6 +154,7 @@ def read_stream(
     max_events: int | None = None,
     headers: dict[str, str] | None = None,
     json_body: Any = None,
+    content: bytes | None = None,
     run_ended: RunEnded | None = None,
 ) -> StreamRead:
     """Read a stream until the server ends it, `max_events` arrived, or `deadline` seconds pass.
@@ -166,7 +172,10 @@ def read_stream(
     kwargs: dict[str, Any] = {"headers": {"Accept": "text/event-stream", **(headers or {})}}
     if json_body is not None:
         kwargs["json"] = json_body
+    if content is not None:  # a body sent again as it was (suite/replay.py)
+        kwargs["content"] = content
     with client.stream(method, url, **kwargs) as response:
+        entry = response.extensions.get(trail.ENTRY)
         decoder = SseDecoder()
         first = True
         try:
@@ -177,6 +186,7 @@ def read_stream(
                 now = time.monotonic()
                 if event is not None:
                     events.append(event)
+                    trail.reading(entry, len(events))
                     last_seen = now
                     if max_events is not None and len(events) >= max_events:
                         cut = "max_events"
@@ -200,7 +210,8 @@ def read_stream(
             cut = fault.what
         text = "\n".join(f"id: {e.id}\nevent: {e.event}\ndata: {e.data}\n" for e in events[:5])
         exchange = Exchange.of(response, body_text=text)
-    observe_data(events, operation_label(method, httpx.URL(url).path), exchange)
+        trail.stopped(entry, len(events), cut or "the server ended it", closed)
+    observe_data(events, operation_label(method, httpx.URL(url).path), exchange, entry)
     return StreamRead(
         status=response.status_code,
         content_type=response.headers.get("content-type", ""),
@@ -208,6 +219,7 @@ def read_stream(
         closed_by_server=closed,
         cut=cut,
         exchange=exchange,
+        entry=entry,
     )
 
 
@@ -228,6 +240,7 @@ class LiveStream:
     closed_by_server: bool = False
     exchange: Exchange | None = None
     error: str | None = None
+    entry: trail.Entry | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _done: threading.Event = field(default_factory=threading.Event)
 
@@ -247,25 +260,29 @@ class LiveStream:
                 self.status, self.response_headers = response.status_code, dict(response.headers)
                 self.content_type = response.headers.get("content-type", "")
                 self.exchange = Exchange.of(response, body_text="(streamed body)")
+                self.entry = response.extensions.get(trail.ENTRY)
                 decoder = SseDecoder()
                 try:
                     for i, line in enumerate(iter_lines(response.iter_text())):
                         event = decoder.feed(line.removeprefix("\ufeff") if i == 0 else line)
                         if event is not None:
                             self.events.append(event)
+                            trail.reading(self.entry, len(self.events))
                         if self._stop.is_set() or time.monotonic() - started > self.deadline:
                             break
                     else:
                         self.closed_by_server = True
                 except httpx.RemoteProtocolError:
                     self.closed_by_server = True
+                why = "the server ended it" if self.closed_by_server else "the test stopped reading"
+                trail.stopped(self.entry, len(self.events), why, self.closed_by_server)
         except httpx.HTTPError as exc:  # a read timeout included: the stream did not end
             self.error = type(exc).__name__
         except AnswerFault as fault:  # no answer at all: the thread ends, the test reads why
             self.error = fault.what
         finally:
             observe_data(self.events, operation_label(self.method, httpx.URL(self.url).path),
-                         self.exchange)  # fmt: skip
+                         self.exchange, self.entry)  # fmt: skip
             self._done.set()
 
     def wait_for(self, count: int, timeout: float) -> bool:

@@ -24,6 +24,7 @@ from assistant_conformance.suite.collect import Collector
 from assistant_conformance.suite.safety import Session
 from assistant_conformance.suite.settings import SuiteSettings
 from assistant_conformance.suite.sweep import SweepOutcome
+from assistant_conformance.suite.trail import Entry as Exchanged
 from assistant_conformance.suite.transport import Policy
 
 SESSION = "assistant_conformance_session"  # xdist workerinput key: the controller's session token
@@ -47,6 +48,9 @@ class RunState:
     safety: Session | None = None
     sweep: SweepOutcome | None = None
     result: Run | None = None
+    origins: list[Exchanged] = field(
+        default_factory=list
+    )  # fixtures' exchanges (a finding's start)
 
     def stop_reason(self) -> str:
         """Why the run was stopped early (a harness error), if it was."""

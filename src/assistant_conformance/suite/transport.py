@@ -37,7 +37,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite import door
+from assistant_conformance.suite import door, door_requests
 from assistant_conformance.suite.observe import CUT, SILENT, AnswerFault
 
 HARMLESS = frozenset(
@@ -216,21 +216,25 @@ class PolicyAdapter(HTTPAdapter):
             return super(PolicyAdapter, self).send(request, stream=True, **kwargs)  # type: ignore[arg-type]
 
         label = f"{request.method} {urlsplit(str(request.url)).path}"
+        entry = door_requests.requests_entry(request)
         try:
             response: requests.Response = self.policy.send(
                 label, attempt, lambda r: (r.status_code, r.headers)
             )
         except requests.Timeout:
+            entry.fault = SILENT
             what = f"no answer within {self.policy.deadline:g} s (--request-timeout)"
-            raise AnswerFault(SILENT, f"{door.requests_label(request)}: {what}",
-                              door.requests_evidence(request, None)) from None  # fmt: skip
+            raise AnswerFault(SILENT, f"{door_requests.requests_label(request)}: {what}",
+                              door_requests.requests_evidence(request, None)) from None  # fmt: skip
         except requests.ConnectionError as exc:
+            entry.fault = CUT
             what = f"the connection closed without an answer ({type(exc).__name__})"
-            raise AnswerFault(CUT, f"{door.requests_label(request)}: {what}",
-                              door.requests_evidence(request, None)) from None  # fmt: skip
-        door.read_requests_body(
-            request, response, started=started, deadline=self.policy.deadline, cap=self.policy.cap
-        )
+            raise AnswerFault(CUT, f"{door_requests.requests_label(request)}: {what}",
+                              door_requests.requests_evidence(request, None)) from None  # fmt: skip
+        door_requests.read_requests_body(
+            request, response, started=started, deadline=self.policy.deadline,
+            cap=self.policy.cap, entry=entry,
+        )  # fmt: skip
         return response
 
 

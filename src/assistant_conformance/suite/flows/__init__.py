@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite import findings, rejudge, trail
 
 SHAPE = "ROBUST-RESPONSE-SHAPE"
 POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
@@ -66,17 +66,19 @@ def is_client_error(response: httpx.Response) -> bool:
 
 
 def poll(
-    read: Callable[[], httpx.Response], done: Callable[[httpx.Response], bool], timeout: float
+    read: Callable[[], httpx.Response], until: rejudge.Check, timeout: float
 ) -> tuple[httpx.Response, bool]:
-    """Read until `done` holds or `timeout` seconds pass; answer the last read and whether done."""
+    """Read until the check `until` (without its entry) holds on the answer or `timeout` seconds
+    pass; answer the last read and whether it held. A replay polls by the same words."""
     deadline = time.monotonic() + timeout
-    while True:
-        response = read()
-        if done(response):
-            return response, True
-        if time.monotonic() >= deadline:
-            return response, False
-        time.sleep(POLL_INTERVAL)
+    with trail.polling(until, timeout):
+        while True:
+            response = read()
+            if rejudge.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
+                return response, True
+            if time.monotonic() >= deadline:
+                return response, False
+            time.sleep(POLL_INTERVAL)
 
 
 def mismatches(sent: Any, got: Any, path: str = "") -> list[str]:

@@ -95,6 +95,7 @@ class Resources:
     _docs: dict[str, str] = field(default_factory=dict)  # knowledge base id -> document id
     _markers: dict[str, str] = field(default_factory=dict)  # thread id -> its metadata marker
     _failed: dict[str, str] = field(default_factory=dict)
+    last_reads: list[httpx.Response] = field(default_factory=list)  # the last snapshot's reads
 
     def __post_init__(self) -> None:
         self.marker = self.marker or f"{self.ledger.run_prefix}-{secrets.token_hex(3)}"
@@ -235,6 +236,7 @@ class Resources:
         """What the owner reads of the resource `op` acts on (its last path parameter; a feedback
         is read through its message's list). A context file has no read in the document: `after`
         deletes it with the owner's credential, which succeeds only if it is still there."""
+        self.last_reads = []
         seen = {name: self._read(*read) for name, read in self._reads(op, ids).items()}
         if op.target == "context_file":
             deleted = self.api.delete(f"{CONTEXT_FILES}/{ids['context_file']}") if after else None
@@ -277,6 +279,7 @@ class Resources:
             response = self.api.get(url, params=data)
         else:
             response = self.api.post(url, json=data)
+        self.last_reads.append(response)
         body = json_of(response)
         if method == "POST" and isinstance(body, list):  # a search: which ones, in any order
             body = sorted(str(e.get("thread_id")) for e in body if isinstance(e, dict))

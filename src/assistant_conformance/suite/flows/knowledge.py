@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite import findings, rejudge
 from assistant_conformance.suite.flows import identifier, is_success, json_of, poll
 from assistant_conformance.suite.ledger import Ledger
 
@@ -20,7 +20,7 @@ PREFIXES = (V1, KNOWLEDGES)
 PREFIX_NAMES = {V1: "v1-kb", KNOWLEDGES: "knowledges"}
 STATUS_REQ = {V1: "KB-V1-STATUS", KNOWLEDGES: "KB-KNOWLEDGES-STATUS"}
 # Terminal document statuses of the deployed servers (deployed-system notes): processing stops.
-TERMINAL = frozenset({"finish", "error", "cancel"})
+TERMINAL = frozenset(rejudge.TERMINAL_DOCUMENT)
 
 
 def other(prefix: str) -> str:
@@ -147,13 +147,8 @@ def poll_until_terminal(
     def read() -> httpx.Response:
         return api.get(status_url(prefix, kb_id), params={"ids": ",".join(doc_ids)})
 
-    def done(response: httpx.Response) -> bool:
-        statuses = read_statuses(response)
-        if response.status_code != 200 or statuses is None:
-            return True  # nothing more to learn by waiting
-        return all(statuses.get(i) in TERMINAL for i in doc_ids)
-
-    response, _ = poll(read, done, timeout)
+    # nothing more to learn by waiting: all terminal, or no status answer
+    response, _ = poll(read, {"kind": "documents-settled", "ids": doc_ids}, timeout)
     statuses = read_statuses(response) if response.status_code == 200 else None
     terminal = statuses is not None and all(statuses.get(i) in TERMINAL for i in doc_ids)
     return response, statuses, terminal

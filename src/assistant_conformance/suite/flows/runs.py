@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import httpx
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite import findings, rejudge
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.flows import is_success, json_of, poll
 from assistant_conformance.suite.flows.agent import Agent
@@ -37,7 +37,7 @@ from assistant_conformance.suite.sse import (
 )
 
 THREADS = "/api/ai/threads"
-TERMINAL = frozenset({"success", "error", "timeout", "interrupted"})
+TERMINAL = frozenset(rejudge.TERMINAL_RUN)
 ACTIVE = frozenset({"pending", "running"})
 
 # Run options a LangGraph-style server needs for these flows; servers that do not know them ignore
@@ -143,9 +143,8 @@ def run_status(response: httpx.Response) -> str | None:
 
 def wait_terminal(api: httpx.Client, thread_id: str, run_id: str, timeout: float) -> httpx.Response:
     """GET the run until its status is terminal or `timeout` passes; answers the last read."""
-    response, _ = poll(
-        lambda: api.get(runs_url(thread_id, run_id)), lambda r: run_status(r) in TERMINAL, timeout
-    )
+    until = {"kind": "field", "key": "status", "in": sorted(TERMINAL)}
+    response, _ = poll(lambda: api.get(runs_url(thread_id, run_id)), until, timeout)
     return response
 
 

@@ -21,6 +21,8 @@ class Held:
     expected: str
     actual: str
     evidence: Exchange | None
+    check: findings.Check | None = None  # how a replay judges it again
+    span: tuple[int, int] | None = None  # the exchanges of its case
 
 
 @dataclass
@@ -49,9 +51,11 @@ class Judge:
         actual: str = "",
         evidence: Exchange | None = None,
         key: str = "",
+        check: findings.Check | None = None,
     ) -> None:
         """Record (or, for a controlled requirement, hold) one judgement; `key` tells distinct
-        failures apart (the first few of each requirement are kept)."""
+        failures apart (the first few of each requirement are kept); `check` how a replay judges
+        it again, on the exchanges of the case that is running."""
         if ok and requirement in self.passed:
             return
         if not ok:
@@ -62,11 +66,15 @@ class Judge:
                 return
         else:
             self.passed.add(requirement)
-        item = Held(requirement, ok, expected, actual, evidence)
+        record = findings.current()
+        span = (record.window, len(record.exchanges))
+        item = Held(requirement, ok, expected, actual, evidence, check, span)
         if requirement in CONTROLLED:
             self.held[operation].append(item)
         else:
-            findings.expect(requirement, ok, expected, actual, item.evidence)
+            findings.expect(
+                requirement, ok, expected, actual, item.evidence, check=check, span=span
+            )
 
     def finish(self) -> None:
         """At the end of the test: release what the controls allow, say why for the rest."""
@@ -77,8 +85,9 @@ class Judge:
             if self.accepted(operation):
                 for item in items:
                     findings.expect(
-                        item.requirement, item.ok, item.expected, item.actual, item.evidence
-                    )
+                        item.requirement, item.ok, item.expected, item.actual, item.evidence,
+                        check=item.check, span=item.span,
+                    )  # fmt: skip
                 continue
             why = self._refused(operation)
             for requirement in dict.fromkeys(item.requirement for item in items):

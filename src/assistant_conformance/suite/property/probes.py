@@ -33,12 +33,14 @@ def required_query(send: Send, probed: set[str], case: Case, response: Response)
         if probe is None or probe.status_code >= 500:
             continue  # no answer, or a 5xx: proves nothing about the parameter
         # The same request answered 2xx with the parameter: a control of its own.
+        check = {"kind": "status-class", "entry": findings.current().entry(None), "classes": [4]}
         findings.expect(
             op.requirements["query"],
             400 <= probe.status_code < 500,
             f"a 4xx for {op.label} without its required query parameter {name}",
             f"HTTP {probe.status_code} without `{name}` (with it: HTTP {response.status_code})",
             exchange.from_requests(probe),
+            check=check,
         )
 
 
@@ -57,10 +59,12 @@ def gone(send: Send, case: Case, response: Response) -> None:
         probe = send(str(response.request.url))
     if probe is None or probe.status_code >= 500:
         return
+    check = {"kind": "status", "entry": findings.current().entry(None), "statuses": [404, 410]}
     findings.expect(
         requirement,
         probe.status_code in (404, 410),
         f"404 for the resource {op.label} deleted (HTTP {response.status_code})",
         f"GET answered HTTP {probe.status_code}",
         exchange.from_requests(probe),
+        check=check,
     )

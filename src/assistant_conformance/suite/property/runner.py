@@ -26,7 +26,7 @@ from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.observe import LARGE, SILENT, SLOW, AnswerFault
 from assistant_conformance.suite.openapi import by_label, operation_label
-from assistant_conformance.suite.property import compat, probes
+from assistant_conformance.suite.property import compat, probes, replayed
 from assistant_conformance.suite.property.cases import (
     judges_positive,
     negations,
@@ -76,6 +76,7 @@ class Runner:
     sent: int = 0
     seen: Counter[str] = field(default_factory=Counter)
     probed: set[str] = field(default_factory=set)  # operations whose auth or query was probed
+    case_entry: int = -1  # the trail index of the case's exchange
     judge: Judge = field(default_factory=Judge)
 
     @classmethod
@@ -120,10 +121,16 @@ class Runner:
         self.seen[key] += 1
         return self.seen[key] <= max(1, self.examples // 10)
 
+    def begin(self) -> None:
+        """A case (or a stateful scenario) begins: its findings keep the exchanges from here."""
+        record = findings.current()
+        record.window = len(record.exchanges)
+
     def run(self, case: Case) -> None:
         """Stateless: send one generated case and check the answer."""
         if not self.wanted(case):
             return
+        self.begin()
         try:
             response = self.send(case)
         except (TransportBroken, Withheld):
@@ -143,6 +150,7 @@ class Runner:
             response = case.call(**self.call_kwargs())
         except AnswerFault as fault:
             self._fault(case, fault)
+        self.case_entry = len(findings.current().exchanges) - 1  # the door's entry of it
         answer = json_of(response)
         if self.guard is not None:
             self.guard.remember(answer)
@@ -164,8 +172,9 @@ class Runner:
     def _judge_fault(self, operation: str, fault: AnswerFault) -> None:
         requirement, expected = charges.fault_requirement(fault), charges.FAULT_EXPECTED[fault.kind]
         self.judge.judge(
-            operation, requirement, False, expected, fault.what, fault.evidence, fault.kind
-        )
+            operation, requirement, False, expected, fault.what, fault.evidence, fault.kind,
+            charges.fault_check(fault.kind),
+        )  # fmt: skip
 
     def get(self, url: str) -> requests.Response | None:
         """A GET of `url` with the run's credential, beside the generated cases (probes.py)."""
@@ -265,7 +274,8 @@ class Runner:
         expected = charges.EXPECTED.get(check, check)
         if req_id == charges.ERROR_JSON:
             expected = charges.ERROR_JSON_EXPECTED
-        self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key)
+        replay = replayed.declared(check, failure, self.case_entry)
+        self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key, replay)
 
 
 def _lines(message: str, limit: int = 3) -> str:

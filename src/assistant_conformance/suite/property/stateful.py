@@ -65,6 +65,10 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
         linked_body = False
         completed = 0
 
+        def setup(self) -> None:
+            runner.begin()  # a scenario's findings keep its steps' exchanges
+            super().setup()
+
         def step(self, input: Any) -> Any:
             self.linked_body = (ParameterLocation.BODY, None) in input.applied_parameters
             return super().step(input)

@@ -1,0 +1,248 @@
+"""`assistant-conformance replay REPORT_DIR [FINDING-ID ...] [--base-url URL] [--token T ...]`:
+reproduce findings of a report from their exchanges (REPORT_DIR/exchanges/ID.har), without
+running the suite: each is sent again to the target (by default the report's), judged again by
+its check, and said to `still fail` (expected / actual, as in the report) or to `now pass`.
+
+Tokens come from the options or the environment (ASSISTANT_API_TOKEN, ASSISTANT_API_ALT_TOKEN),
+never from the files, which hold none. What the replay creates it removes (suite/replay.py).
+A finding judged by its test's own code (check `test`) is judged by running that test once more,
+alone, at the report's seed. Exit 1 if a finding still fails, 0 if none does, 3 if the target
+cannot be reached, refuses the token, or a finding could not be sent again, 4 for a bad option, an
+unknown ID or a folder without exchanges.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assistant_conformance.report import redact
+from assistant_conformance.report.catalogue import load as catalogue
+from assistant_conformance.report.exits import Exit, Parser
+from assistant_conformance.suite import rejudge
+from assistant_conformance.suite.guard import Guard
+from assistant_conformance.suite.har import Recorded, load
+from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read
+from assistant_conformance.suite.replay import NotReplayed, Replayer
+from assistant_conformance.suite.safety import Session, cleanup_clients
+from assistant_conformance.suite.target import HarnessError, Target, preflight
+from assistant_conformance.suite.transport import Policy
+
+STILL_FAILS, NOW_PASSES, NOT_REPLAYED = "still fails", "now passes", "not replayed"
+
+
+@dataclass
+class Outcome:
+    said: str
+    actual: Any = ""
+    seconds: float = 0.0
+
+
+def parser(prog: str) -> Parser:
+    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser.add_argument("report_dir", type=Path, metavar="REPORT_DIR")
+    parser.add_argument("ids", nargs="*", metavar="FINDING-ID", help="default: every finding")
+    parser.add_argument(
+        "--base-url",
+        default=os.environ.get("ASSISTANT_API_BASE_URL"),
+        help="the target (default: the report's) [env ASSISTANT_API_BASE_URL]",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("ASSISTANT_API_TOKEN"),
+        help="bearer token [env ASSISTANT_API_TOKEN]",
+    )
+    parser.add_argument(
+        "--alt-token",
+        default=os.environ.get("ASSISTANT_API_ALT_TOKEN"),
+        help="a second principal's token [env ASSISTANT_API_ALT_TOKEN]",
+    )
+    parser.add_argument("--request-timeout", type=float, help="default: the report run's")
+    parser.add_argument("--process-timeout", type=float, help="default: the report run's")
+    return parser  # fmt: skip
+
+
+def main(argv: list[str], prog: str = "assistant-conformance replay") -> int:
+    args = parser(prog).parse_args(argv)
+    chosen = _chosen(args.report_dir, args.ids)
+    first = chosen[0].finding
+    base_url = (args.base_url or first["target"]).rstrip("/")
+    if not args.token:
+        return _usage(prog, "a token is needed: --token or ASSISTANT_API_TOKEN")
+    bounds = first.get("bounds", {})
+    request_timeout = args.request_timeout or bounds.get("request_timeout", 10.0)
+    process_timeout = args.process_timeout or bounds.get("process_timeout", 60.0)
+    with redact.scope():
+        redact.register(args.token, "ASSISTANT_API_TOKEN")
+        redact.register(args.alt_token, "ASSISTANT_API_ALT_TOKEN")
+        policy = Policy(deadline=request_timeout)
+        target = Target(base_url, args.token, args.alt_token)
+        try:
+            preflight(target, policy)
+        except HarnessError as exc:
+            print(f"{prog}: {exc}", file=sys.stderr)
+            return Exit.HARNESS
+        outcomes = _replay_all(chosen, target, policy, args, process_timeout)
+    return _exit(outcomes)
+
+
+def _chosen(report_dir: Path, ids: list[str]) -> list[Recorded]:
+    known = load(report_dir) if report_dir.is_dir() else {}
+    if not known:
+        print(f"no exchanges in {report_dir}/exchanges: a run with findings writes them there",
+              file=sys.stderr)  # fmt: skip
+        sys.exit(Exit.USAGE)
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        print(f"unknown finding ID {', '.join(unknown)}; known: {', '.join(known)}",
+              file=sys.stderr)  # fmt: skip
+        sys.exit(Exit.USAGE)
+    return [known[i] for i in ids] if ids else list(known.values())
+
+
+def _usage(prog: str, message: str) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return Exit.USAGE
+
+
+def _replay_all(
+    chosen: list[Recorded], target: Target, policy: Policy, args: Any, process_timeout: float
+) -> list[Outcome]:
+    guard = Guard(False, policy.deadline, policy.cap)
+    session = Session(guard, Ledger(args.report_dir / LEDGER_DIR, target.base_url), policy)
+    session.ledger.hold()
+    replayer = Replayer(target.base_url, session, {MAIN: target.token, ALT: target.alt_token})
+    outcomes = []
+    try:
+        reruns = _rerun_all(
+            [r for r in chosen if r.finding["check"]["kind"] == "test"], target, args
+        )
+        for recorded in chosen:
+            outcome = reruns.get(recorded.finding["id"]) or _one(
+                recorded, replayer, target, args, process_timeout
+            )
+            outcomes.append(outcome)
+            _show(recorded, outcome)
+    finally:
+        replayer.close()
+        guard.active = False
+        with cleanup_clients(target, policy) as clients:
+            left = session.ledger.clean_up(clients)
+        session.ledger.release()
+    removed = sum(1 for r in replay_records(session) if r.get("event") == "removed")
+    print(f"replayed {len(outcomes)} finding(s) against {target.base_url}; removed {removed} "
+          f"resource(s) the replay created" + (f", {len(left)} left" if left else ""))  # fmt: skip
+    return outcomes
+
+
+def replay_records(session: Session) -> list[dict[str, Any]]:
+    return read(session.ledger.path) if session.ledger.path.exists() else []
+
+
+def _one(
+    recorded: Recorded, replayer: Replayer, target: Target, args: Any, process_timeout: float
+) -> Outcome:
+    started = time.monotonic()
+    check = recorded.finding["check"]
+    try:
+        answers, check = replayer.answers(recorded, process_timeout, args.process_timeout)
+        held, actual = _judge(check, recorded, answers, replayer)
+        said = NOW_PASSES if held else STILL_FAILS
+    except NotReplayed as exc:
+        said, actual = NOT_REPLAYED, str(exc)
+    return Outcome(said, actual, time.monotonic() - started)
+
+
+def _judge(
+    check: rejudge.Check, recorded: Recorded, answers: list[Any], replayer: Replayer
+) -> rejudge.Verdict:
+    if check["kind"] != "schemathesis":
+        return rejudge.evaluate(check, answers)
+    from assistant_conformance.suite.property import compat, replayed
+
+    policy = replayer.session.policy
+    session = replayer.requests_session()
+    compat.install(policy.adapter())
+    kwargs = {
+        "base_url": replayer.base_url,
+        "headers": {**policy.headers, "Authorization": f"Bearer {replayer.tokens[MAIN]}"},
+        "timeout": policy.deadline,
+        "session": session,
+        "verify": policy.requests_verify,
+    }
+    requirement = recorded.finding["requirement"]
+    return replayed.judge_again(check, requirement, answers[check["entry"]], kwargs)
+
+
+def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Outcome]:
+    """Checks that are their tests' own code: those tests, run once more together at the seed
+    (one pytest for all of them: each shows the time they took together)."""
+    if not tests:
+        return {}
+    started = time.monotonic()
+    try:
+        again = _rerun(tests, target, args)
+    except NotReplayed as exc:
+        return {r.finding["id"]: Outcome(NOT_REPLAYED, str(exc), 0.0) for r in tests}
+    seconds = time.monotonic() - started
+    outcomes = {}
+    for recorded in tests:
+        finding = recorded.finding
+        same = [r for r in again.values() if r.finding["test"] == finding["test"]]
+        alike = [r for r in same if r.finding["requirement"] == finding["requirement"]]
+        found = again.get(finding["id"]) or (alike[0] if alike else None)
+        said, actual = (STILL_FAILS, found.finding["actual"]) if found else (NOW_PASSES, "")
+        outcomes[finding["id"]] = Outcome(said, actual, seconds)
+    return outcomes
+
+
+def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Recorded]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    env["ASSISTANT_API_TOKEN"] = target.token
+    if target.alt_token:
+        env["ASSISTANT_API_ALT_TOKEN"] = target.alt_token
+    finding = tests[0].finding
+    bounds = finding.get("bounds", {})
+    nodes = list(dict.fromkeys(r.finding["test"] for r in tests))
+    with tempfile.TemporaryDirectory(prefix="conformance-replay-") as folder:
+        command = [
+            sys.executable, "-m", "assistant_conformance", "run",
+            f"--base-url={target.base_url}", f"--seed={finding['seed']}",
+            f"--report-dir={folder}",
+            f"--request-timeout={args.request_timeout or bounds.get('request_timeout', 10)}",
+            f"--process-timeout={args.process_timeout or bounds.get('process_timeout', 60)}",
+            "--", *nodes, "-q", "-p", "no:allure_pytest", "-p", "no:langsmith_plugin",
+        ]  # fmt: skip
+        ran = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if ran.returncode not in (Exit.CONFORMANT, Exit.VIOLATION):
+            lines = (ran.stderr.strip() or ran.stdout.strip()).splitlines() or [""]
+            raise NotReplayed(f"its test did not run (exit {ran.returncode}): {lines[-1]}")
+        return load(Path(folder))
+
+
+def _show(recorded: Recorded, outcome: Outcome) -> None:
+    finding = recorded.finding
+    count = len(recorded.entries)
+    print(f"{finding['id']}  {outcome.said}  ({outcome.seconds:.1f} s, {count} exchanges)")
+    if outcome.said == NOW_PASSES:
+        return
+    requirement = catalogue()[finding["requirement"]]
+    print(
+        f"  [{requirement.id}] {requirement.level} ({requirement.source}): {requirement.statement}"
+    )
+    if outcome.said == STILL_FAILS:
+        print(f"  Expected: {finding['expected']}")
+    print(redact.text(f"  Actual:   {outcome.actual}"))
+
+
+def _exit(outcomes: list[Outcome]) -> int:
+    said = {o.said for o in outcomes}
+    if STILL_FAILS in said:
+        return Exit.VIOLATION
+    return Exit.HARNESS if NOT_REPLAYED in said else Exit.CONFORMANT

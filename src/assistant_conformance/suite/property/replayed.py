@@ -1,0 +1,99 @@
+"""A property-layer finding's check in words a replay can judge again (suite/replay.py).
+
+Checks that read the case's generation (negative or positive data, a missing header) or the
+state machine's history (use after free, availability) become status checks of the answer,
+with the statuses the check expected; the others are schemathesis' own, run again on the new
+answer with a case rebuilt from the request that got it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import requests
+from schemathesis.checks import run_checks
+from schemathesis.core.failures import Failure
+from schemathesis.core.transport import Response
+
+from assistant_conformance.suite import charges, trail
+from assistant_conformance.suite.openapi import match_path
+from assistant_conformance.suite.property import compat, generation
+from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
+from assistant_conformance.suite.rejudge import Check, Verdict
+
+AS_STATUS: dict[str, dict[str, Any]] = {
+    # the statuses each check accepts (generation.schema's configuration, schemathesis' rules)
+    "negative_data_rejection": {"classes": [4, 5]},
+    "positive_data_acceptance": {"classes": [2, 5], "statuses": [401, 403, 404, 409, 429]},
+    "missing_required_header": {"classes": [4]},
+    "use_after_free": {"classes": [4, 5]},
+    "ensure_resource_availability": {"classes": [2]},
+}
+
+
+def declared(name: str, failure: Failure, entry: int) -> Check:
+    """How a replay judges a failure of check `name` on the answer at trail index `entry`."""
+    if name in AS_STATUS:
+        statuses = getattr(failure, "expected_statuses", None)
+        if name == "missing_required_header" and statuses:
+            return {"kind": "status", "entry": entry, "statuses": sorted(statuses)}
+        return {"kind": "status-class", "entry": entry, **AS_STATUS[name]}
+    return {"kind": "schemathesis", "check": name, "entry": entry}
+
+
+def judge_again(
+    check: Check, requirement: str, answer: trail.Entry, kwargs: dict[str, Any]
+) -> Verdict:
+    """Run schemathesis' check `check["check"]` on a replayed answer; it holds unless a failure
+    is charged to `requirement`. `kwargs`: the transport (session, headers) its probes use."""
+    url = urlsplit(answer.url)
+    found = match_path(url.path)
+    if found is None:
+        return False, f"{answer.method} {answer.url}: outside the document"
+    template, parameters = found
+    operation = generation.schema()[template][answer.method]
+    case = operation.Case(
+        path_parameters=parameters,
+        query=dict(parse_qsl(url.query, keep_blank_values=True)),
+        headers={k: v for k, v in answer.request_headers.items()},
+        body=_body(answer),
+    )
+    response = _response(answer)
+    every = {c.__name__: c for c in CHECKS + STATEFUL_ONLY + LAST}
+    failures: list[tuple[str, Failure]] = []
+    run_checks(
+        case=case,
+        response=response,
+        ctx=compat.check_context(case, kwargs, None),
+        checks=[every[check["check"]]],
+        on_failure=lambda name, _, failure: failures.append((name, failure)),
+    )
+    charged = [f for n, f in failures if charges.check_failure(n, case, response, f) == requirement]
+    if charged:
+        return False, f"HTTP {answer.status}; {charged[0].title}"
+    return True, f"HTTP {answer.status}"
+
+
+def _body(answer: trail.Entry) -> Any:
+    if not answer.request_body:
+        return None
+    try:
+        return json.loads(answer.request_body)
+    except ValueError:
+        return answer.request_body
+
+
+def _response(answer: trail.Entry) -> Response:
+    prepared = requests.Request(
+        answer.method, answer.url, headers=answer.request_headers, data=answer.request_body
+    ).prepare()
+    return Response(
+        status_code=answer.status or 0,
+        headers={k.lower(): [v] for k, v in answer.response_headers.items()},
+        content=bytes(answer.response_body),
+        request=prepared,
+        elapsed=answer.seconds,
+        verify=True,
+    )
