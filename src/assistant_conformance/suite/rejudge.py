@@ -224,6 +224,30 @@ def _same_reads(check: Check, entries: Sequence[Entry]) -> Verdict:
     return not changed, changed
 
 
+def mismatches(sent: Any, got: Any, path: str = "") -> list[str]:
+    """Where `got` differs from what was `sent` (every sent field, recursively; extra fields ok)."""
+    if isinstance(sent, dict):
+        if not isinstance(got, dict):
+            return [f"{path or 'body'}: sent an object, got {got!r}"]
+        out: list[str] = []
+        for key, value in sent.items():
+            where = f"{path}.{key}" if path else key
+            if key not in got:
+                out.append(f"{where}: missing")
+            else:
+                out += mismatches(value, got[key], where)
+        return out
+    if sent != got or (type(sent) is bool and type(got) is not bool):
+        return [f"{path or 'body'}: sent {sent!r}, got {got!r}"]
+    return []
+
+
+def _read_back(check: Check, entries: Sequence[Entry]) -> Verdict:
+    """Every field `sent` (recursively) reads back in the answer; others may be there too."""
+    wrong = mismatches(check["sent"], body_of(entries[check["entry"]]))
+    return not wrong, wrong
+
+
 _JUDGES: dict[str, Callable[[Check, Sequence[Entry]], Verdict]] = {
     "status": _status,
     "status-class": _status_class,
@@ -240,6 +264,7 @@ _JUDGES: dict[str, Callable[[Check, Sequence[Entry]], Verdict]] = {
     "documents-settled": _documents_settled,
     "documents-terminal": _documents_terminal,
     "same-reads": _same_reads,
+    "read-back": _read_back,
 }
 
 

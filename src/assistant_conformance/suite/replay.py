@@ -255,7 +255,9 @@ class _Run:
     def check(self, check: rejudge.Check) -> rejudge.Check:
         """A check with the new answers' values where it names the old ones."""
         text = json.dumps(check)
-        for old, new in self.renamed.items():
+        prefix = self.recorded.finding.get("prefix")
+        now = self.replayer.session.ledger.run_prefix
+        for old, new in {**self.renamed, **({prefix: now} if prefix else {})}.items():
             text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
         return json.loads(text)
 

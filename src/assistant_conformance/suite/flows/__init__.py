@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.suite import findings, rejudge, trail
+from assistant_conformance.suite.rejudge import mismatches as mismatches  # where it was
 
 SHAPE = "ROBUST-RESPONSE-SHAPE"
 POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
@@ -79,21 +80,3 @@ def poll(
             if time.monotonic() >= deadline:
                 return response, False
             time.sleep(POLL_INTERVAL)
-
-
-def mismatches(sent: Any, got: Any, path: str = "") -> list[str]:
-    """Where `got` differs from what was `sent` (every sent field, recursively; extra fields ok)."""
-    if isinstance(sent, dict):
-        if not isinstance(got, dict):
-            return [f"{path or 'body'}: sent an object, got {got!r}"]
-        out: list[str] = []
-        for key, value in sent.items():
-            where = f"{path}.{key}" if path else key
-            if key not in got:
-                out.append(f"{where}: missing")
-            else:
-                out += mismatches(value, got[key], where)
-        return out
-    if sent != got or (type(sent) is bool and type(got) is not bool):
-        return [f"{path or 'body'}: sent {sent!r}, got {got!r}"]
-    return []
