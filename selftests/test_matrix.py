@@ -209,3 +209,33 @@ def test_the_readme_grid_holds_the_reviewed_verdicts() -> None:
         assert lenient == "pass" or (lenient == "warn" and level == "SHOULD"), rid
         assert langgraph == reviewed[rid], rid
     assert re.search(r"Generated \d{4}-\d\d-\d\d", block[1]) and "langgraph-api" in block[1]
+
+
+def test_columns_run_apart_merge_into_the_same_grid(small: Any, tmp_path: Path) -> None:
+    """#27: `--only NAME` runs one column (a CI job); `matrix merge` builds the grid from the
+    columns' folders: the same rows, verdicts and exit status as the matrix run in one piece."""
+    out, done = small
+    env = {k: v for k, v in os.environ.items() if k != "NO_TOK"}
+    matrix = [sys.executable, "-m", "assistant_conformance.matrix"]
+    alone = subprocess.run([*matrix, str(out.parent / "targets.yaml"), "--only", "reference",
+                            "--report-dir", str(tmp_path / "job")], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert [p.name for p in (tmp_path / "job" / "targets").iterdir()] == ["reference"]
+    others = [out / "targets" / n for n in ("kb-200", "own", "staging")]
+    merged = subprocess.run([*matrix, "merge", str(tmp_path / "job"), *map(str, others),
+                             "--report-dir", str(tmp_path / "merged")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert merged.returncode == done.returncode == 3, merged.stdout + merged.stderr
+    whole, apart = matrix_of(out), matrix_of(tmp_path / "merged")
+    assert apart["requirements"] == whole["requirements"]
+    assert [(t["name"], t["status"]) for t in apart["targets"]] == [
+        (t["name"], t["status"]) for t in whole["targets"]
+    ]
+    for given, said in [([tmp_path / "job", tmp_path / "job"], "target reference given twice"),
+                        ([tmp_path], "no column.json")]:  # fmt: skip
+        refused = subprocess.run([*matrix, "merge", *map(str, given), "--report-dir",
+                                  str(tmp_path / "no")], cwd=ROOT, capture_output=True,
+                                 text=True, timeout=120)  # fmt: skip
+        assert refused.returncode == 4 and said in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1

@@ -3,6 +3,7 @@
     assistant-conformance run [suite options] [-- pytest args]   the suite, from any directory
     assistant-conformance matrix FILE [...]                       the suite against several targets
     assistant-conformance replay REPORT_DIR [FINDING-ID ...]      reproduce findings of a report
+    assistant-conformance merge DIR... [--report-dir OUT]         one run's reports from its shards
     assistant-conformance --version                               the suite's version and hashes
 
 An unknown verb or option prints the usage and exits 4 (report/exits.py). Each verb imports what
@@ -16,7 +17,7 @@ import sys
 from assistant_conformance import __version__
 from assistant_conformance.report.exits import Exit
 
-USAGE = "usage: assistant-conformance {run,matrix,replay} ... | --version | --help"
+USAGE = "usage: assistant-conformance {run,matrix,replay,merge} ... | --version | --help"
 
 
 def version() -> str:
@@ -48,6 +49,10 @@ def main(argv: list[str] | None = None, prog: str = "assistant-conformance") -> 
         from assistant_conformance.cli import replay
 
         sys.exit(replay.main(rest, prog=f"{prog} replay"))
+    if verb == "merge":
+        from assistant_conformance.cli import merge
+
+        sys.exit(merge.main(rest, prog=f"{prog} merge"))
     if verb == "matrix":
         from assistant_conformance.matrix import cli as matrix
 

@@ -75,6 +75,8 @@ def rebased(args: list[str]) -> tuple[list[str], bool]:
             arg, named = str(bundle.suite_root() / arg), True
         elif _suite_path(arg):  # the value of an option written apart (`--ignore tests/x`)
             arg = str(bundle.suite_root() / arg)
+        elif not (out and out[-1].startswith("--")) and Path(arg.partition("::")[0]).exists():
+            named = True  # checks named by a path of this folder (a checkout's `tests/...`)
         out.append(arg)
     return out, named
 

@@ -1,5 +1,8 @@
 """`assistant-conformance matrix FILE`: the suite against several targets, one grid.
 
+`--only NAME` runs one column (a CI job per target); `matrix merge DIR... [--report-dir OUT]`
+builds the grid from the columns' report folders (each holds `targets/NAME/column.json`).
+
 Exit 0 when every target's run completed (the verdicts are the content, not the status), 3 when
 one could not be run (its column reads `error`, with the reason; the others still complete), 4
 for a bad targets file or option.
@@ -13,14 +16,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from assistant_conformance.matrix import grid, markdown, page
-from assistant_conformance.matrix.runner import ERROR, Column, run_all
-from assistant_conformance.matrix.targets import PlanError, load
+from assistant_conformance.matrix import output
+from assistant_conformance.matrix.runner import run_all
+from assistant_conformance.matrix.targets import Plan, PlanError, load
 from assistant_conformance.report import redact
-from assistant_conformance.report.catalogue import load as load_catalogue
 from assistant_conformance.report.exits import Exit, Parser
-
-README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")
 
 
 def build_parser(prog: str) -> Parser:
@@ -29,32 +29,21 @@ def build_parser(prog: str) -> Parser:
     parser.add_argument("--report-dir", type=Path, default=Path("reports/matrix"))
     parser.add_argument("--jobs", type=int, help="targets run at once (default: the file's, or 2)")
     parser.add_argument(
-        "--readme", type=Path, help=f"also put the grid between {' and '.join(README_BLOCK)} here"
+        "--readme",
+        type=Path,
+        help=f"also put the grid between {' and '.join(output.README_BLOCK)} here",
     )
+    parser.add_argument("--only", action="append", help="run only this target (repeatable)")
     return parser
-
-
-def line(column: Column) -> str:
-    if column.status == ERROR:
-        return f"  {column.target.name}: error: {column.reason}"
-    doc = column.document or {}
-    counts = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
-    level = doc["certification"]["level"]
-    return f"  {column.target.name}: {level} · {counts} ({column.seconds:.0f} s)"
-
-
-def replace_block(text: str, block: str) -> str:
-    begin, end = README_BLOCK
-    head, found, rest = text.partition(begin)
-    _, found_end, tail = rest.partition(end)
-    if not (found and found_end):
-        raise PlanError(f"no {begin} ... {end} block to put the grid in")
-    return f"{head}{begin}\n{block}{end}{tail}"
 
 
 def run(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
     """The matrix; the tokens its runs are given are its secrets (masked in all it writes)."""
     with redact.scope():
+        if argv[:1] == ["merge"]:
+            from assistant_conformance.matrix import merge
+
+            return merge.run(argv[1:], f"{prog} merge")
         return _run(argv, prog)
 
 
@@ -65,25 +54,26 @@ def _run(argv: list[str], prog: str) -> int:
         if args.jobs:
             plan = dataclasses.replace(plan, jobs=max(1, args.jobs))
         if args.readme:
-            replace_block(args.readme.read_text(encoding="utf-8"), "")  # the block is there
+            output.replace_block(args.readme.read_text(encoding="utf-8"), "")  # the block is there
+        plan = only(plan, args.only or [])
     except (PlanError, OSError) as exc:
         print(f"matrix: {exc}", file=sys.stderr)
         return Exit.USAGE
     out = args.report_dir.resolve()  # the runs go on in folders of their own
-    shutil.rmtree(out / "targets", ignore_errors=True)  # no column of an earlier run survives
+    for target in plan.targets if args.only else []:  # the other columns stay
+        shutil.rmtree(out / "targets" / target.name, ignore_errors=True)
+    if not args.only:
+        shutil.rmtree(out / "targets", ignore_errors=True)  # no column of an earlier run survives
     out.mkdir(parents=True, exist_ok=True)
     print(f"matrix: {len(plan.targets)} targets, {plan.jobs} at a time, seed {plan.seed} -> {out}")
-    columns = run_all(plan, out, on_done=lambda column: print(line(column), flush=True))
-    command = shlex.join([*prog.split(), *argv])
-    matrix = grid.build(plan, columns, load_catalogue(), command)
-    grid.write(matrix, out / "matrix.json")
-    (out / "matrix.md").write_text(markdown.render(matrix), encoding="utf-8")
-    (out / "index.html").write_text(page.render(matrix), encoding="utf-8")
-    if args.readme:
-        text = args.readme.read_text(encoding="utf-8")
-        grid_md = markdown.render(matrix, heading="")
-        args.readme.write_text(replace_block(text, grid_md), encoding="utf-8")
-    rows = len(matrix["requirements"])
-    print(f"the targets disagree on {matrix['disagreements']} of {rows} requirements")
-    print(f"written: {out / 'index.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
-    return Exit.HARNESS if any(c.status == ERROR for c in columns) else Exit.CONFORMANT
+    columns = run_all(plan, out, on_done=lambda column: print(output.line(column), flush=True))
+    return output.write(plan, columns, out, shlex.join([*prog.split(), *argv]), args.readme)
+
+
+def only(plan: Plan, names: list[str]) -> Plan:
+    if not names:
+        return plan
+    known = [t.name for t in plan.targets]
+    if unknown := [n for n in names if n not in known]:
+        raise PlanError(f"--only: no target {', '.join(unknown)}; the file has {', '.join(known)}")
+    return dataclasses.replace(plan, targets=tuple(t for t in plan.targets if t.name in names))

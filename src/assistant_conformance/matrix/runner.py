@@ -5,6 +5,7 @@ reason; the others still complete."""
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import json
 import re
 import tempfile
@@ -21,6 +22,8 @@ from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.report import redact
 
 COMPLETED, ERROR = "completed", "error"
+COLUMN_FILE, COLUMN_FORMAT = "column.json", "assistant-conformance-matrix-column/1"
+KEPT = ("status", "reason", "exit_status", "seconds", "versions")  # of a column, in column.json
 JUDGED_EXITS = (0, 1)  # the gate's verdicts: conformant, or a violation
 NOT_NEEDED = ("langsmith_plugin", "allure_pytest")  # start-up time, and no Allure results wanted
 _REASON = re.compile(r"^(?:harness error|usage error|ERROR): (.+)$", re.M)
@@ -71,7 +74,9 @@ def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
     except LaunchError as exc:
         reason = redact.text(str(exc))
         (report_dir / "suite.log").write_text(f"not run: {reason}\n", encoding="utf-8")
-        return Column(target, ERROR, reason, seconds=time.monotonic() - started)
+        column = Column(target, ERROR, reason, seconds=time.monotonic() - started)
+        save(column, plan, report_dir)
+        return column
     for token in (target_ready.token, target_ready.alt_token):
         redact.register(token)  # a reason or log line quoting it is masked
     log_path = report_dir / "suite.log"
@@ -89,7 +94,39 @@ def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
         column.status, column.reason = ERROR, f"the run did not end within {plan.timeout:g} s"
     elif status not in JUDGED_EXITS or column.document is None:
         column.status, column.reason = ERROR, why(status, log_path.read_text(errors="replace"))
+    save(column, plan, report_dir)
     return column
+
+
+def save(column: Column, plan: Plan, report_dir: Path) -> None:
+    """The column's own record (`column.json`): `matrix merge` builds a grid from such folders."""
+    kept = {
+        "format": COLUMN_FORMAT,
+        "plan": {
+            "seed": plan.seed,
+            "examples": plan.examples,
+            "requirements": list(plan.requirements),
+        },
+        "target": dataclasses.asdict(column.target),
+        **{k: getattr(column, k) for k in KEPT},
+    }
+    (report_dir / COLUMN_FILE).write_text(json.dumps(kept, indent=2) + "\n", encoding="utf-8")
+
+
+def load_column(report_dir: Path) -> tuple[dict[str, Any], Column]:
+    """A column saved in `report_dir`, and the plan it was run with."""
+    kept = json.loads((report_dir / COLUMN_FILE).read_text(encoding="utf-8"))
+    if kept.get("format") != COLUMN_FORMAT:
+        raise ValueError(f"{report_dir / COLUMN_FILE}: not a {COLUMN_FORMAT} file")
+    raw = kept["target"]
+    target = Target(**{**raw, "unsupported": tuple(raw["unsupported"]),
+                       "options": tuple(raw["options"])})  # fmt: skip
+    column = Column(target, kept["status"], kept["reason"], kept["exit_status"], kept["seconds"],
+                    kept["versions"])  # fmt: skip
+    report = report_dir / "conformance.json"
+    if report.exists():
+        column.document = json.loads(report.read_text(encoding="utf-8"))
+    return kept["plan"], column
 
 
 def why(status: int, log: str) -> str:

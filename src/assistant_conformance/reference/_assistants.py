@@ -9,6 +9,7 @@ from pydantic import Field
 
 from ._agents import ASSISTANTS, find_assistant
 from ._http import Options, is_subset, parse_body, sort_docs
+from ._input import MAX_COUNT
 from .errors import not_found
 
 Doc = dict[str, Any]
@@ -19,8 +20,8 @@ class AssistantSearch(Options):
     metadata: dict[str, Any] | None = None
     graph_id: str | None = None
     name: str | None = None
-    limit: int = Field(10, ge=0)
-    offset: int = Field(0, ge=0)
+    limit: int = Field(10, ge=0, le=MAX_COUNT)
+    offset: int = Field(0, ge=0, le=MAX_COUNT)
     sort_by: Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
 

@@ -24,6 +24,9 @@ Check = Callable[[Any, str], Any]  # (value, field name) -> cleaned value, or ra
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
+# A count (limit, offset) the database can hold with another added to it (SQLite: 64 bits).
+MAX_COUNT = 2**62
+
 
 def respond(content: Any, status: int = 200) -> JSONResponse:
     """A JSON answer (json.dumps directly: no recursive re-encoding of stored documents)."""
@@ -118,6 +121,8 @@ def count(value: Any, name: str) -> int:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         bad_request(f"{name} must be an integer")
+    if value > MAX_COUNT:
+        bad_request(f"{name} must be at most {MAX_COUNT}")
     return max(0, value)
 
 
@@ -156,4 +161,6 @@ def query_number(raw: str, name: str) -> int:
         bad_request(f"{name} must be a number")
     if not math.isfinite(value):
         bad_request(f"{name} must be a finite number")
+    if value > MAX_COUNT:
+        bad_request(f"{name} must be at most {MAX_COUNT}")
     return max(0, int(value))

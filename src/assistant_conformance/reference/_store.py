@@ -17,6 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import Field
 
 from ._http import Options, parse_body
+from ._input import MAX_COUNT
 from .context import context, now_iso, principal
 from .db import Database, narrows
 from .errors import bad_request, not_found
@@ -40,8 +41,8 @@ class ItemPut(ItemRef):
 class ItemSearch(Options):
     namespace_prefix: list[str] | None = None
     filter: dict[str, Any] | None = None
-    limit: int = Field(10, ge=0)
-    offset: int = Field(0, ge=0)
+    limit: int = Field(10, ge=0, le=MAX_COUNT)
+    offset: int = Field(0, ge=0, le=MAX_COUNT)
     query: str | None = None
     refresh_ttl: bool | None = None
 
@@ -50,8 +51,8 @@ class NamespaceList(Options):
     prefix: list[str] | None = None
     suffix: list[str] | None = None
     max_depth: int | None = Field(None, ge=1)
-    limit: int = Field(100, ge=0)
-    offset: int = Field(0, ge=0)
+    limit: int = Field(100, ge=0, le=MAX_COUNT)
+    offset: int = Field(0, ge=0, le=MAX_COUNT)
 
 
 def _item_id(owner: str, namespace: list[str], key: str) -> str:

@@ -146,6 +146,8 @@ async def document_status(kb_id: str, request: Request, ids: str = Query()) -> J
     _knowledgebase(request, kb_id)
     ctx, owner = context(request), principal(request)
     wanted = dict.fromkeys(part.strip() for part in ids.split(",") if part.strip())
+    if not wanted:  # `ids=` names no document: as good as missing (the parameter is required)
+        bad_request("ids: at least one document id, comma-separated")
     found = (ctx.db.get(DOC, doc_id, owner) for doc_id in wanted)
     return respond(
         [

@@ -24,6 +24,7 @@ from pydantic import Field
 from . import _assistants, _runs, _store
 from ._engine import RunEngine
 from ._http import Options, is_subset, parse_body, sort_docs
+from ._input import MAX_COUNT
 from ._records import (
     RUN,
     TERMINAL,
@@ -59,8 +60,8 @@ class ThreadSearch(Options):
     values: dict[str, Any] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
     ids: list[str] | None = None
-    limit: int = Field(10, ge=1)
-    offset: int = Field(0, ge=0)
+    limit: int = Field(10, ge=1, le=MAX_COUNT)
+    offset: int = Field(0, ge=0, le=MAX_COUNT)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
     sort_order: Literal["asc", "desc"] | None = None
 
@@ -77,7 +78,7 @@ class StateUpdate(Options):
 
 
 class HistoryQuery(Options):
-    limit: int = Field(10, ge=0)
+    limit: int = Field(10, ge=0, le=MAX_COUNT)
     before: str | dict[str, Any] | None = None
     checkpoint: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None

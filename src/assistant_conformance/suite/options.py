@@ -139,6 +139,12 @@ OPTIONS = (
         "",
     ),
     Option(
+        "--shard",
+        "ASSISTANT_API_SHARD",
+        "run share I of N of the tests (e.g. 2/4), balanced by the shipped durations; "
+        "`assistant-conformance merge` joins the shards' report folders",
+    ),
+    Option(
         "--read-only",
         "ASSISTANT_API_READ_ONLY",
         "only checks that change nothing (reads, refused credentials, unknown ids): for production",

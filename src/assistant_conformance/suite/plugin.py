@@ -15,7 +15,6 @@ import pytest
 
 from assistant_conformance.report import (
     baseline,
-    bundle,
     integrations,
     redact,
     terminal_summary,
@@ -24,7 +23,6 @@ from assistant_conformance.report import (
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import Gate
-from assistant_conformance.report.verdicts import build
 from assistant_conformance.suite import (
     capabilities,
     charges,
@@ -33,12 +31,11 @@ from assistant_conformance.suite import (
     har,
     identity,
     keys,
-    removal,
+    results,
     safety,
-    stats,
+    shards,
     sweep,
     trail,
-    transport,
 )
 from assistant_conformance.suite.collect import requirement_ids
 from assistant_conformance.suite.findings import TestRecord
@@ -105,6 +102,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if worker and worker.get(SESSION):
         state.session = worker[SESSION]
     config.stash[keys.RUN] = state
+    if active and settings.shard:
+        config.pluginmanager.register(shards.Split(settings.shard, settings.examples))
     integrations.default_outputs(config, settings.report_dir)
 
 
@@ -223,6 +222,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     settings = state.settings
     if state.active and not state.worker and not settings.sweep:
         har.clear(settings.report_dir)  # a replay must not meet an earlier run's findings
+        (settings.report_dir / results.RESULTS).unlink(missing_ok=True)  # nor a merge
     spread = getattr(session.config.option, "numprocesses", None) and not state.worker
     if spread and settings.base_url and settings.token and not settings.sweep:
         # Each worker would meet a target it cannot use on its own: ask once, end in one line.
@@ -254,6 +254,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     policy = state.policy
     state.add("throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
     state.add("resent", *({"operation": op} for op in policy.reconnects))
+    state.add("sent", {"requests": policy.sent})
     if state.safety is not None and state.safety.record:
         state.add("cleanup", state.safety.record)
     if state.worker:
@@ -261,13 +262,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             state.add("stopped", {"reason": stopped})
         state.save()
         return
-    if not state.collector.results:
+    sharded = state.settings.shard is not None  # a shard given no test still has its say
+    if not state.collector.results and not sharded:
         return  # not a conformance run (e.g. the project's selftests): pytest decides
+    if sharded and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK
     measured = state.merged()
     if measured.get("stopped") and not state.stopped:  # by a worker's guard
         state.stopped = measured["stopped"][0]["reason"]
         session.exitstatus = Exit.HARNESS
-    state.result = run = _result(config, state, measured)
+    state.result = run = results.of_run(config, state, measured)
     status = int(session.exitstatus)
     stopped = state.stop_reason()
     if status in (0, 1) and not stopped:
@@ -277,31 +281,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         early = [f"the run stopped early (exit {status})"]
         run.gate = Gate(status, why, [stopped, *run.gate.problems] if stopped else early)
     write_all(run, state.settings.report_dir)
-
-
-def _result(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> Any:
-    settings = state.settings
-    assert state.started is not None
-    return build(
-        load(),
-        state.collector.results,
-        info={
-            **identity.run_info(settings, state.started, time.monotonic() - state.clock),
-            "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": transport.summary(
-                state.policy, measured.get("throttled", []), measured.get("resent", [])
-            ),
-            "workers": int(getattr(config.option, "numprocesses", None) or 1),
-            "invocation": "assistant-conformance run"
-            if config.inipath == bundle.pytest_ini()
-            else "pytest",
-            **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
-        },
-        capabilities=state.capabilities,
-        baseline=state.baseline,
-        baseline_file=str(settings.baseline or ""),
-        unattributed=state.collector.unattributed,
-    )
+    finished = status != pytest.ExitCode.INTERRUPTED and not stopped
+    results.save(results.kept(run, state.collector.results, measured, finished), state.settings)
 
 
 def pytest_terminal_summary(

@@ -17,6 +17,7 @@ from assistant_conformance.report import redact
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.redact import MIN_SECRET_LENGTH
 from assistant_conformance.suite.options import OPTIONS, Option
+from assistant_conformance.suite.shards import Shard
 from assistant_conformance.suite.transport import Policy
 
 # Optional capability groups (--unsupported): the catalogue says which sections each covers.
@@ -91,6 +92,7 @@ class SuiteSettings:
     ca_bundle: Path | None = None
     insecure: bool = False
     concurrency: int | None = None
+    shard: Shard | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteSettings:
@@ -121,6 +123,10 @@ class SuiteSettings:
         except ValueError as exc:
             raise OptionError(str(exc)) from None
         values["ca_bundle"] = Path(values["ca_bundle"]) if values["ca_bundle"] else None
+        try:
+            values["shard"] = Shard.parse(values["shard"]) if values["shard"] else None
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
         settings = cls(**values)
         settings.validate()
         return settings

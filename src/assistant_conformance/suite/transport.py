@@ -83,6 +83,7 @@ class Policy:
     cap: int = 16 * 1024 * 1024  # bytes of one answer read at most (--max-response-size)
     waits: list[tuple[str, float]] = field(default_factory=list)  # (operation, seconds) waited
     reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
+    sent: int = 0  # requests this process sent (each attempt)
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -109,6 +110,8 @@ class Policy:
         for name, value in self.headers.items():
             if name not in headers:
                 headers[name] = value
+        with self._lock:
+            self.sent += 1
         if self.rate is None:
             return
         with self._lock:
@@ -239,7 +242,10 @@ class PolicyAdapter(HTTPAdapter):
 
 
 def summary(
-    policy: Policy, throttled: list[dict[str, Any]], reconnects: list[dict[str, Any]]
+    policy: Policy,
+    throttled: list[dict[str, Any]],
+    reconnects: list[dict[str, Any]],
+    sent: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """How the run reached the target, for the report (header names only: values are secret)."""
     tls = "NOT verified (--insecure)" if policy.insecure else "verified"
@@ -254,4 +260,5 @@ def summary(
             "seconds": round(sum(t["seconds"] for t in throttled), 1),
         },
         "resent_after_close": len(reconnects),
+        "requests": sum(s["requests"] for s in sent or []),
     }

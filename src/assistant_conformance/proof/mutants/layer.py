@@ -66,8 +66,8 @@ class StatusIdsOptional(Mutant):
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = scope.get("query_string", b"")
-        if not re.search(rb"(?:^|&)ids=", query):  # a missing ids is read as an empty one
-            scope = {**scope, "query_string": (query + b"&" if query else b"") + b"ids="}
+        if not re.search(rb"(?:^|&)ids=", query):  # a missing ids: one that names no document
+            scope = {**scope, "query_string": (query + b"&" if query else b"") + b"ids=none"}
         await self.app(scope, receive, send)
 
 
