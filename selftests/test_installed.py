@@ -1,14 +1,14 @@
 """Installed, not cloned: the wheel holds every file a checkout run reads, and a fresh virtualenv
 holding only the wheel runs the suite from an empty folder (the checkout neither the working
 directory nor on sys.path) with the checkout's verdicts, against the reference and against a
-mutant by URL; the GitHub Action's steps run as a runner runs them, and no token shows anywhere.
+mutant by URL, and the matrix. (The GitHub Action, which installs from its own folder, is
+selftests/test_action.py's.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,7 +21,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 from conftest import TOKEN_A, TOKEN_B
 from safety_support import ROOT
 
@@ -208,43 +207,6 @@ def test_installed_and_checkout_give_a_mutant_the_same_verdicts(
     assert checkout.returncode == 1, checkout.stdout[-3000:]
     assert verdicts(tmp_path / "reports") == verdicts(tmp_path / "checkout")
     assert verdicts(tmp_path / "reports")["KB-PREFIXES-IDENTICAL"] == "fail"
-
-
-def substituted(text: str, inputs: dict[str, str]) -> str:
-    for name, value in inputs.items():
-        text = text.replace(f"${{{{ inputs.{name} }}}}", value)
-    return text.replace("${{ github.action_path }}", str(ROOT))
-
-
-def test_the_action_runs_as_a_runner_runs_it(venv: Venv, reference_server, tmp_path: Path) -> None:
-    """Each `run:` step in bash as GitHub runs it, its inputs substituted, GITHUB_STEP_SUMMARY and
-    GITHUB_OUTPUT as files: the package installed from the action's own folder, the suite run,
-    the summary written, the outputs set, and no token anywhere."""
-    action = yaml.safe_load((ROOT / "action.yml").read_text())
-    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    inputs.update({"base-url": reference_server.base_url, "token": TOKEN_A, "alt-token": TOKEN_B,
-                   "args": '-k "RUN-JOIN-RESUME or THR-STATUS"'})  # fmt: skip
-    summary, outputs, workspace = tmp_path / "summary.md", tmp_path / "outputs", tmp_path / "ws"
-    workspace.mkdir()
-    logs = []
-    for step in action["runs"]["steps"]:
-        env = {**venv.env(), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs),
-               "GITHUB_WORKSPACE": str(workspace)}  # fmt: skip
-        env.update({k: substituted(str(v), inputs) for k, v in step.get("env", {}).items()})
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=workspace, env=env, capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
-        logs += [done.stdout, done.stderr]
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    said = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
-    assert said["exit-code"] == "0" and said["certification"]
-    assert Path(said["report-dir"]) == workspace / "conformance-reports"
-    assert "API conformance" in summary.read_text()
-    written = [p.read_text(errors="replace") for p in workspace.rglob("*") if p.is_file()]
-    for text in [*logs, summary.read_text(), outputs.read_text(), *written]:
-        assert TOKEN_A not in text and TOKEN_B not in text
-    shutil.rmtree(workspace)
 
 
 def test_the_matrix_runs_from_the_installed_package(venv: Venv, tmp_path: Path) -> None:
