@@ -124,7 +124,8 @@ class Client:
         if self.thread_id is None:
             return await self.thread(i)
         text = " ".join(f"w{i}-{n}" for n in range(STREAM_WORDS))
-        body = {"assistant_id": "echo", "input": {"text": text}}
+        modes = ["values", "messages-tuple", "updates"]  # an event per word, as the suite asks
+        body = {"assistant_id": "echo", "input": {"text": text}, "stream_mode": modes}
         url = f"{API}/threads/{self.thread_id}/runs/stream"
         if not self.load.may_send():
             raise Stopped

@@ -21,7 +21,9 @@ def test_restart_keeps_threads_runs_events_and_store(start_server, tmp_path):
     server = start_server(db=db, token_delay_ms=1)
     with client_for(server) as client:
         thread_id = new_thread(client, metadata={"kept": True})
-        client.post(f"{API}/threads/{thread_id}/runs/wait", json={"assistant_id": "counter"})
+        modes = ["values", "updates", "custom"]  # more than the default (values): more to keep
+        body = {"assistant_id": "counter", "stream_mode": modes}
+        client.post(f"{API}/threads/{thread_id}/runs/wait", json=body)
         run_id = client.get(f"{API}/threads/{thread_id}/runs?limit=1&offset=0").json()[0]["run_id"]
         events = join(client, thread_id, run_id)
         history = client.post(f"{API}/threads/{thread_id}/history").json()

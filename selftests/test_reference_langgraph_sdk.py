@@ -81,6 +81,18 @@ def test_runs_stream_join_wait_list_get(sdk):
     assert sdk.runs.get(thread_id, run_id)["run_id"] == run_id
 
 
+def test_messages_mode_and_the_default_mode(sdk):
+    thread_id = sdk.threads.create()["thread_id"]
+    parts = list(sdk.runs.stream(thread_id, "echo", input={"text": "a b"}, stream_mode="messages"))
+    partial, complete = ["messages/partial"] * 2, ["messages/complete"]
+    events = [p.event for p in parts]
+    assert events == ["metadata", "messages/metadata", *partial, *complete, "end"]
+    assert [p.data[0]["content"] for p in parts[2:5]] == ["a", "a b", "a b"]
+    default = list(sdk.runs.stream(thread_id, "echo", input={"text": "c"}))  # values alone
+    assert [p.event for p in default] == ["metadata", "values", "values", "end"]
+    assert default[-2].data["messages"][-1]["content"] == "c"
+
+
 def test_run_create_and_cancel(sdk):
     thread_id = sdk.threads.create()["thread_id"]
     run = sdk.runs.create(thread_id, ECHO_ID, input={"text": "word " * 200})
@@ -99,8 +111,8 @@ def test_store_put_search_namespaces(sdk):
     assert [i["key"] for i in found["items"]] == ["k2"]
     assert ["sdk", "notes"] in sdk.store.list_namespaces(prefix=["sdk"])["namespaces"]
     sdk.store.delete_item(["sdk", "notes"], "k1")
-    with pytest.raises(NotFoundError):
-        sdk.store.get_item(["sdk", "notes"], "k1")
+    assert sdk.store.get_item(["sdk", "notes"], "k1") is None  # LangGraph's null, not a 404
+    assert sdk.store.get_item(["sdk", "never"], "k") is None
 
 
 def test_async_client_streams(reference_server):

@@ -15,6 +15,7 @@ API = "/api/ai"
 ECHO_ID = "e809e711-7ffe-5960-821d-7d83c173c321"
 COUNTER_ID = "3c2ddcc0-8014-58a3-be2e-582ab4be4c07"
 LONG_TEXT = "word " * 300  # 300 tokens at 10 ms: about 3 s, time to observe and cancel
+TOKENS = ["values", "messages-tuple", "updates"]  # one `messages` event per word (as the suite)
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -27,7 +28,7 @@ def new_thread(client: httpx.Client, **body: Any) -> str:
 
 
 def start_run(client: httpx.Client, thread_id: str, text: str = LONG_TEXT, **body: Any) -> str:
-    payload = {"assistant_id": "echo", "input": {"text": text}, **body}
+    payload = {"assistant_id": "echo", "input": {"text": text}, "stream_mode": TOKENS, **body}
     response = client.post(f"{API}/threads/{thread_id}/runs", json=payload)
     assert response.status_code == 201, response.text
     return str(response.json()["run_id"])
@@ -161,7 +162,11 @@ def test_run_moves_pending_running_success(client):
 
 def test_stream_events_in_order_with_increasing_ids(client):
     thread_id = new_thread(client)
-    body = {"assistant_id": "echo", "input": {"text": "hello brave new world"}}
+    body = {
+        "assistant_id": "echo",
+        "input": {"text": "hello brave new world"},
+        "stream_mode": TOKENS,
+    }
     events = stream(client, "POST", f"/threads/{thread_id}/runs/stream", expect=201, json=body)
     ids = [seq for seq, _, _ in events]
     assert ids == sorted(set(ids))
@@ -172,6 +177,56 @@ def test_stream_events_in_order_with_increasing_ids(client):
     run_id = events[0][2]["run_id"]
     assert run_status(client, thread_id, run_id) == "success"
     assert join(client, thread_id, run_id) == events  # replay after finish
+
+
+def run_events(client: httpx.Client, text: str, **body: Any) -> tuple[str, list]:
+    """A new thread, an echo run on `text` streamed whole: its run id and its events."""
+    payload = {"assistant_id": "echo", "input": {"text": text}, **body}
+    path = f"/threads/{new_thread(client)}/runs/stream"
+    events = stream(client, "POST", path, expect=201, json=payload)
+    return events[0][2]["run_id"], events
+
+
+def test_no_stream_mode_streams_values_alone(client):
+    _, events = run_events(client, "a b")
+    assert [name for _, name, _ in events] == ["metadata", "values", "values", "end"]
+    assert [m["content"] for m in events[2][2]["messages"]] == ["a b", "a b"]
+
+
+def test_messages_mode_sends_langgraph_message_events(client):
+    run_id, events = run_events(client, "one two three", stream_mode="messages")
+    ai = f"{run_id}-ai"
+    names = [name for _, name, _ in events]
+    partials = ["messages/partial"] * 3
+    assert names == ["metadata", "messages/metadata", *partials, "messages/complete", "end"]
+    assert events[1][2] == {ai: {"metadata": {"langgraph_node": "echo", "run_id": run_id}}}
+    partial = [data for _, name, data in events if name == "messages/partial"]
+    assert partial == [
+        [{"type": "ai", "content": text, "id": ai}] for text in ("one", "one two", "one two three")
+    ]
+    assert events[5][2] == [{"type": "ai", "content": "one two three", "id": ai}]
+
+
+def test_both_message_modes_each_send_their_own(client):
+    modes = ["messages-tuple", "messages"]
+    _, events = run_events(client, "x y", stream_mode=modes)
+    names = [name for _, name, _ in events]
+    assert names.count("messages") == 2 and names.count("messages/partial") == 2
+    assert names.count("messages/complete") == 1
+    tuples = [data for _, name, data in events if name == "messages"]
+    assert [(chunk["type"], chunk["content"]) for chunk, _ in tuples] == [
+        ("AIMessageChunk", "x"),
+        ("AIMessageChunk", " y"),
+    ]
+
+
+def test_a_failing_run_completes_no_message(client):
+    body = {"assistant_id": "echo", "input": {"text": "a b", "fail": "asked to"}}
+    path = f"/threads/{new_thread(client)}/runs/stream"
+    events = stream(client, "POST", path, expect=201, json=body | {"stream_mode": "messages"})
+    names = [name for _, name, _ in events]
+    assert names.count("messages/partial") == 2 and "messages/complete" not in names
+    assert names[-2:] == ["error", "end"]
 
 
 def test_last_event_id_resumes_after_it(client):
@@ -331,6 +386,19 @@ def test_store_put_search_namespaces(client, client_b):
     assert ns in spaces["namespaces"]
     other = client_b.post(f"{API}/store/items/search", json={"namespace_prefix": ns}).json()
     assert other["items"] == []
+
+
+def test_a_missing_store_item_reads_as_null(client, client_b):
+    """LangGraph's answer (its clients read null as "no item"); the interface lists no such read."""
+    ns = ["selftest", str(uuid.uuid4())]
+    params = {"namespace": ".".join(ns), "key": "k"}
+    never = client.get(f"{API}/store/items", params=params)
+    assert never.status_code == 200 and never.content == b"null"
+    client.put(f"{API}/store/items", json={"namespace": ns, "key": "k", "value": {"n": 1}})
+    assert client.get(f"{API}/store/items", params=params).json()["value"] == {"n": 1}
+    assert client_b.get(f"{API}/store/items", params=params).json() is None
+    client.request("DELETE", f"{API}/store/items", json={"namespace": ns, "key": "k"})
+    assert client.get(f"{API}/store/items", params=params).json() is None
 
 
 # --- isolation and bad input -------------------------------------------------------------

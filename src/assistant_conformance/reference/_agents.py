@@ -1,12 +1,14 @@
 """The fixed catalogue of deterministic agents (no LLM) that runs execute.
 
-Each agent checks its input up front (a 400 before anything is stored) and then yields `Step`s:
-the engine persists the steps whose mode the run asked for as events. The last `values` step is
-the run's final state. `tokens` counts what a step "streamed", for usage.
+Each agent checks its input up front (a 400 before anything is stored) and then yields `Step`s
+in the modes of LangGraph's library: the engine persists as events what the run's stream modes
+make of them (_streams.py). The last `values` step is the run's final state. `tokens` counts what
+a step "streamed", for usage.
 
 - echo: input `{"text": "..."}` or `{"messages": [..., {"content": "..."}]}`; one `messages`
-  event per word, sleeping the token delay before each. `{"fail": "why"}` makes it fail after
-  streaming (an `error` event, then `end`), so failures can be tested.
+  chunk per word, sleeping the token delay before each, then the whole AI message as a
+  `messages` step, an `updates` step and the final `values`. `{"fail": "why"}` makes it fail
+  after streaming the chunks (an `error` event, then `end`), so failures can be tested.
 - counter: input `{"n": N}` (0..1000, default 5); counts 1..N as `custom` and `updates` events.
 """
 
@@ -91,6 +93,7 @@ class EchoAgent:
         text = echo_text(input)
         words = text.split()
         ai_id = f"{run_id}-ai"
+        metadata = {"langgraph_node": "echo", "run_id": run_id}
         history = values.get("messages")
         history = list(history) if isinstance(history, list) else []
         human = {"type": "human", "content": text, "id": f"{run_id}-human"}
@@ -103,11 +106,12 @@ class EchoAgent:
                 "content": word if i == 0 else " " + word,
                 "id": ai_id,
             }
-            yield Step("messages", [chunk, {"langgraph_node": "echo", "run_id": run_id}], tokens=1)
+            yield Step("messages", [chunk, metadata], tokens=1)
         failure = _input_object(input).get("fail")
         if isinstance(failure, str):
             raise AgentFailure(failure)
         ai = {"type": "ai", "content": " ".join(words), "id": ai_id}
+        yield Step("messages", [ai, metadata])  # the message is whole: messages/complete
         yield Step("updates", {"echo": {"messages": [ai]}})
         yield Step("values", {**state, "messages": [*state["messages"], ai]})
 
@@ -157,12 +161,13 @@ ASSISTANTS: list[Doc] = [
 ]
 AGENTS: dict[str, Agent] = {"echo": EchoAgent(), "counter": CounterAgent()}
 
-# Every stream mode a client may ask for; the agents produce values, messages, updates and custom.
+# Every stream mode a client may ask for; the agents produce values, messages (sent as the modes
+# messages and messages-tuple ask, _streams.py), updates and custom.
 STREAM_MODES = (
     "values", "messages", "messages-tuple", "updates", "custom", "events", "debug", "tasks",
     "checkpoints",
 )  # fmt: skip
-DEFAULT_STREAM_MODES = ("values", "messages", "updates", "custom")
+DEFAULT_STREAM_MODES = ("values",)  # LangGraph's default, for a run that names no stream_mode
 
 
 def find_assistant(assistant_id: str) -> Doc | None:

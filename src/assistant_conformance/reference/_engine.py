@@ -22,6 +22,7 @@ from ._records import (
     save_run,
     save_thread,
 )
+from ._streams import RunStream
 from .context import Context
 
 Doc = dict[str, Any]
@@ -103,9 +104,7 @@ class RunEngine:
             return
         save_run(self.db, run, status="running")
         save_thread(self.db, thread, status="busy")
-        modes = set(run["kwargs"]["stream_mode"])
-        if "messages-tuple" in modes:
-            modes.add("messages")
+        sent = RunStream(run["kwargs"]["stream_mode"])
         final = thread["values"]
         self.tokens[run_id] = 0
         stream = agent.run(run["kwargs"]["input"], thread["values"], run_id, self.delay)
@@ -113,8 +112,8 @@ class RunEngine:
             self.tokens[run_id] += step.tokens
             if step.mode == "values":
                 final = step.data
-            if step.mode in modes:
-                self.emit(run_id, step.mode, step.data)
+            for event, data in sent.events(step):
+                self.emit(run_id, event, data)
         self.finish(run_id, "success", values=final)
 
     def finish(

@@ -3,6 +3,11 @@
 
 Each item is resource kind "store_item", owned by the caller; its id joins owner, namespace and
 key so that two principals' items never collide.
+
+Reading an item that is not there (never written, deleted, or another principal's) answers 200
+with a `null` body, as LangGraph's servers do: both official clients read that as "no item" (the
+JavaScript client's getItem returns null and throws on a 404). The interface document does not
+list this operation, so this is the reference's choice, not the contract's.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from ._http import Options, parse_body
 from ._input import MAX_COUNT
 from .context import context, now_iso, principal
 from .db import Database, narrows
-from .errors import bad_request, not_found
+from .errors import bad_request
 
 Doc = dict[str, Any]
 ITEM = "store_item"
@@ -91,7 +96,7 @@ async def put_item(request: Request) -> Response:
 
 
 @router.get("/store/items")
-async def get_item(request: Request) -> Doc:
+async def get_item(request: Request) -> Doc | None:
     db, owner = context(request).db, principal(request)
     key = request.query_params.get("key")
     if not key:
@@ -99,9 +104,7 @@ async def get_item(request: Request) -> Doc:
     namespace = (request.query_params.get("namespace") or "").split(".")
     _check_ref(namespace, key)
     item = db.get(ITEM, _item_id(owner, namespace, key), owner)
-    if item is None:
-        not_found("store item", key)
-    return _public(item)
+    return None if item is None else _public(item)  # null, not 404: LangGraph's answer
 
 
 @router.delete("/store/items", status_code=204)

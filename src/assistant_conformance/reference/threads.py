@@ -5,9 +5,11 @@ background engine (_engine.py) with agents from a fixed catalogue (_agents.py): 
 (assistant e809e711-7ffe-5960-821d-7d83c173c321) and graph "counter" (assistant
 3c2ddcc0-8014-58a3-be2e-582ab4be4c07); either id or graph name works as a run's assistant_id.
 
-A run's stream: `metadata` {run_id, attempt}, then the agent's `values`, `messages`, `updates`,
-`custom` events (those its stream_mode asks for; all four when it names none), then `end`
-(preceded by `error` {error, message} when the run fails or the server stopped under it).
+A run's stream: `metadata` {run_id, attempt}, then the agent's events in the modes its stream_mode
+asks for, each as LangGraph's servers send it (_streams.py: `values`, `updates`, `custom`;
+`messages` pairs for `messages-tuple`; `messages/metadata`, `messages/partial` and
+`messages/complete` for `messages`; `values` alone when it names none), then `end` (preceded by
+`error` {error, message} when the run fails or the server stopped under it).
 Frames are `id: N` (the event's sequence number in the run, 1, 2, ...), `event:`, `data:` JSON.
 """
 
