@@ -13,12 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
+import jsonschema
 import pytest
 from safety_support import TOKEN, Done, Misbehave, raw_server, reference_app, run_suite, serve
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference.errors import error_response
+from assistant_conformance.report.document import schema
 
 FEW_TESTS = ("tests/test_assistants.py",)
 MANY_TESTS = ("tests/test_conversations.py", "tests/test_threads.py", "tests/test_runs.py")
@@ -31,6 +33,11 @@ HOSTILE = (
     "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
     "tests/test_threads.py::test_state_written_is_the_state_read",
     "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+)
+# A subset server (no thread search): the assistants, and the one thread test that searches.
+SUBSET = (
+    "tests/test_assistants.py",
+    "tests/test_threads.py::test_search_by_metadata_finds_exactly_the_matching_threads",
 )
 HOSTILE_MUTANTS = ("answer-drips", "answer-never-ends", "answer-cut-short")  # one server, all three
 HOSTILE_PROPERTY = ("tests/test_property.py", "-k", "getThreadHistory or getThreadState or getRun")
@@ -90,6 +97,9 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
     for name in HOSTILE_MUTANTS:
         hostile_app = mutants.wrap(hostile_app, name)
     hostile = stack.enter_context(serve(hostile_app))
+    complete = stack.enter_context(serve(reference_app(workdir / "complete")))
+    subset_app = mutants.wrap(reference_app(workdir / "subset"), "thread-search-missing")
+    subset = stack.enter_context(serve(subset_app))
     everything_but_preflight = r"(?!POST /api/ai/threads/search$).*"
     hang_all = stack.enter_context(
         serve(Misbehave(reference_app(workdir / "hang-all"), hang=everything_but_preflight))
@@ -119,6 +129,8 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
             f"--max-response-size={CAP}",
             tests=HOSTILE_PROPERTY,
         ),
+        "wrong-base": lambda: run("wrong-base", f"{complete}/api/ai"),
+        "subset": lambda: run("subset", subset, tests=SUBSET),
         "hang-all": lambda: run("hang-all", hang_all, "--request-timeout", "1", tests=MANY_TESTS),
         "hang-all-spread": lambda: run(
             "hang-all-spread", hang_all, "--request-timeout=1", "--concurrency=2", tests=MANY_TESTS
@@ -144,6 +156,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
         ("silent", "accepted the connection but did not answer within 1 s"),
         ("revoked", "refused the run's token on 10 requests in a row (HTTP 401)"),
         ("hang-all", "stopped answering: 3 requests in a row, on "),
+        ("wrong-base", "is --base-url the root of the API (without /api/ai)?"),
     ],
 )
 def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str, line: str):
@@ -154,6 +167,29 @@ def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str
     assert run.output.count("harness error:") <= 2  # the line, and pytest's own echo of it
     assert TOKEN not in run.output
     assert run.output.count("FAILED") + run.output.count("ERROR ") == 0, run.output
+    assert seconds_of(run, runs) < BOUND
+
+
+def test_a_target_that_lacks_an_operation_is_run_and_reported(runs: dict[str, Done]) -> None:
+    """Thread search answers 405 (`Allow: GET`), the rest answers: not the address's fault. The
+    run goes on, the missing operation fails its status requirement, the report lists it."""
+    run = runs["subset"]
+    assert run.returncode == 1, run.output
+    assert "harness error" not in run.output
+    doc = run.document()
+    jsonschema.validate(doc["absent_operations"], schema()["properties"]["absent_operations"])
+    (lacking,) = doc["absent_operations"]
+    assert lacking["operation"] == "POST /api/ai/threads/search" and lacking["how"] == "pre-flight"
+    verdicts = run.verdicts()
+    assert verdicts["THR-STATUS"] == "fail" and verdicts["ASST-STATUS"] == "pass"
+    assert verdicts["THR-SEARCH-METADATA"] == "skip"  # nothing to search with
+    found = next(r for r in doc["requirements"] if r["id"] == "THR-STATUS")["findings"]
+    assert all("POST /api/ai/threads/search answered 405" in f["actual"] for f in found), found
+    assert "operations absent (1): POST /api/ai/threads/search answered 405" in run.output
+    assert (
+        "POST /api/ai/threads/search answered 405"
+        in (run.report_dir / "conformance.md").read_text()
+    )
     assert seconds_of(run, runs) < BOUND
 
 

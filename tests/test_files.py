@@ -13,11 +13,11 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import SHAPE, identifier, is_success, json_of
 from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.target import Target, probe
 from assistant_conformance.suite.transport import Policy
 
 CONTEXT_FILE = "/api/ai/contexts/file"
 CHATKIT = "/api/ai/v1/chatkit/sessions"
-READ_PROBE = "/api/ai/threads/search"  # a read any principal may make
 SHORT_LIFE = 1  # seconds: the test waits for the secret to expire
 LONG_LIFE = 300  # seconds: long enough never to expire during a slow run
 EXPIRY_GRACE = 3.0  # seconds past the expiry within which the secret must stop working
@@ -65,9 +65,9 @@ def expiry_of(body: dict[str, Any], created: float) -> float | None:
     return None
 
 
-def read_with(policy: Policy, api: httpx.Client, secret: str) -> httpx.Response:
-    with policy.client(str(api.base_url), secret) as client:
-        return client.post(READ_PROBE, json={"limit": 1})
+def read_with(policy: Policy, target: Target, secret: str) -> httpx.Response:
+    """A read any principal may make, with the secret: the one the pre-flight found answered."""
+    return probe(target, policy, secret)
 
 
 def new_session(api: httpx.Client, expires_after: int) -> tuple[str, float | None]:
@@ -99,25 +99,26 @@ def new_session(api: httpx.Client, expires_after: int) -> tuple[str, float | Non
 
 
 @pytest.mark.req("CHATKIT-STATUS", "CHATKIT-SECRET", SHAPE)
-def test_chatkit_secret_authenticates(api: httpx.Client, policy: Policy) -> None:
+def test_chatkit_secret_authenticates(api: httpx.Client, policy: Policy, target: Target) -> None:
     secret, _ = new_session(api, LONG_LIFE)
-    read = read_with(policy, api, secret)
-    findings.expect(
-        "CHATKIT-SECRET", is_success(read), f"POST {READ_PROBE} with the secret: 2xx", read, read
-    )
+    read = read_with(policy, target, secret)
+    what = " ".join(target.first_read[:2])
+    findings.expect("CHATKIT-SECRET", is_success(read), f"{what} with the secret: 2xx", read, read)
 
 
 @pytest.mark.req("CHATKIT-STATUS", "CHATKIT-SECRET", SHAPE)
-def test_chatkit_secret_stops_working_once_expired(api: httpx.Client, policy: Policy) -> None:
+def test_chatkit_secret_stops_working_once_expired(
+    api: httpx.Client, policy: Policy, target: Target
+) -> None:
     secret, expires = new_session(api, SHORT_LIFE)
     if expires is None or expires - time.time() > 10:
         pytest.skip("the target gave the session a longer life than asked: expiry not waited for")
     time.sleep(max(0.0, expires - time.time()))
     deadline = expires + EXPIRY_GRACE
-    later = read_with(policy, api, secret)
+    later = read_with(policy, target, secret)
     while is_success(later) and time.time() < deadline:
         time.sleep(0.2)
-        later = read_with(policy, api, secret)
+        later = read_with(policy, target, secret)
     findings.expect(
         "CHATKIT-SECRET",
         400 <= later.status_code < 500,

@@ -11,6 +11,7 @@
 - charges.py: the one place that turns what the doors and schemathesis saw into findings;
 - findings.py: what a test records of a requirement; collect.py: reports into the result model;
 - ledger.py, safety.py, sweep.py: what a run created, and its removal;
-- openapi.py (the document's operations), capabilities.py, identity.py, stats.py;
+- openapi.py (the document's operations), capabilities.py, absent.py (operations a target lacks),
+  identity.py, stats.py;
 - flows/: the scenario flows, one module per interface area; property/: the schemathesis layer.
 """

@@ -20,6 +20,7 @@ from typing import Any
 from assistant_conformance.report import redact
 from assistant_conformance.report.baseline import Entry
 from assistant_conformance.report.model import GroupStatus, Run
+from assistant_conformance.suite.absent import Absence
 from assistant_conformance.suite.collect import Collector
 from assistant_conformance.suite.safety import Session
 from assistant_conformance.suite.settings import SuiteSettings
@@ -47,6 +48,7 @@ class RunState:
     stopped: str = ""  # why the run was stopped early (a harness error)
     safety: Session | None = None
     sweep: SweepOutcome | None = None
+    lacking: list[Absence] = field(default_factory=list)  # operations the pre-flight found absent
     result: Run | None = None
     origins: list[Exchanged] = field(
         default_factory=list
