@@ -6,9 +6,14 @@ its check, and said to `still fail` (expected / actual, as in the report) or to 
 Tokens come from the options or the environment (ASSISTANT_API_TOKEN, ASSISTANT_API_ALT_TOKEN),
 never from the files, which hold none. What the replay creates it removes (suite/replay.py).
 A finding judged by its test's own code (check `test`) is judged by running that test once more,
-alone, at the report's seed. Exit 1 if a finding still fails, 0 if none does, 3 if the target
-cannot be reached, refuses the token, or a finding could not be sent again, 4 for a bad option, an
-unknown ID or a folder without exchanges.
+alone, at the report's seed.
+
+A finding whose exchanges cannot be sent again as they were (a write the guard refuses, a value
+the new answers do not give, a resource the reported run made before the exchanges it kept, a
+credential not given) is `not replayed`, with why: it is not judged, and counts toward no exit.
+Exit 1 if a finding still fails; else 0 if one now passes; 3 if none could be judged (every one
+not replayed: nothing was proved), or the target cannot be reached or refuses the token; 4 for a
+bad option, an unknown ID or a folder without exchanges.
 """
 
 from __future__ import annotations
@@ -29,10 +34,11 @@ from assistant_conformance.suite import rejudge
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.har import Recorded, load
 from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read
-from assistant_conformance.suite.replay import NotReplayed, Replayer
+from assistant_conformance.suite.replay import Replayer
 from assistant_conformance.suite.safety import Session, cleanup_clients
 from assistant_conformance.suite.target import HarnessError, Target, preflight
 from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.unreplayed import NotReplayed
 
 STILL_FAILS, NOW_PASSES, NOT_REPLAYED = "still fails", "now passes", "not replayed"
 
@@ -129,6 +135,7 @@ def _replay_all(
             )
             outcomes.append(outcome)
             _show(recorded, outcome)
+            sys.stdout.flush()  # each finding as it is judged: a replay can take minutes
     finally:
         replayer.close()
         guard.active = False
@@ -136,9 +143,23 @@ def _replay_all(
             left = session.ledger.clean_up(clients)
         session.ledger.release()
     removed = sum(1 for r in replay_records(session) if r.get("event") == "removed")
-    print(f"replayed {len(outcomes)} finding(s) against {target.base_url}; removed {removed} "
-          f"resource(s) the replay created" + (f", {len(left)} left" if left else ""))  # fmt: skip
+    _summary(chosen, outcomes, target.base_url)
+    print(f"removed {removed} resource(s) the replay created"
+          + (f", {len(left)} left" if left else ""))  # fmt: skip
     return outcomes
+
+
+def _summary(chosen: list[Recorded], outcomes: list[Outcome], base_url: str) -> None:
+    """What was judged, and each finding that was not, with why (it counts toward no exit)."""
+    counts = {said: sum(1 for o in outcomes if o.said == said)
+              for said in (STILL_FAILS, NOW_PASSES, NOT_REPLAYED)}  # fmt: skip
+    judged = counts[STILL_FAILS] + counts[NOW_PASSES]
+    print(f"replayed {judged} of {len(outcomes)} finding(s) against {base_url}: "
+          f"{counts[STILL_FAILS]} still fail, {counts[NOW_PASSES]} now pass, "
+          f"{counts[NOT_REPLAYED]} not replayed")  # fmt: skip
+    for recorded, outcome in zip(chosen, outcomes, strict=True):
+        if outcome.said == NOT_REPLAYED:
+            print(redact.text(f"  not replayed: {recorded.finding['id']}: {outcome.actual}"))
 
 
 def replay_records(session: Session) -> list[dict[str, Any]]:
@@ -238,11 +259,15 @@ def _show(recorded: Recorded, outcome: Outcome) -> None:
     )
     if outcome.said == STILL_FAILS:
         print(f"  Expected: {finding['expected']}")
-    print(redact.text(f"  Actual:   {outcome.actual}"))
+        print(redact.text(f"  Actual:   {outcome.actual}"))
+    else:
+        print(redact.text(f"  Not replayed: {outcome.actual}"))
 
 
 def _exit(outcomes: list[Outcome]) -> int:
+    """1 if one still fails; else 0 if one now passes; else 3: nothing could be judged (a
+    replay that proved nothing is not a pass). A finding not replayed counts toward neither."""
     said = {o.said for o in outcomes}
     if STILL_FAILS in said:
         return Exit.VIOLATION
-    return Exit.HARNESS if NOT_REPLAYED in said else Exit.CONFORMANT
+    return Exit.CONFORMANT if NOW_PASSES in said else Exit.HARNESS

@@ -14,6 +14,7 @@ class Exit(IntEnum):
     VIOLATION = 1  # a requirement failed: a finding against the target
     HARNESS = 3  # the suite could not judge: target unreachable, token refused, a removal failed
     USAGE = 4  # a bad option or input file (pytest's own usage error is 4 too)
+    CLOSED_PIPE = 141  # stdout's reader went away (`| head`): as a shell sees SIGPIPE end a writer
 
 
 class Parser(argparse.ArgumentParser):

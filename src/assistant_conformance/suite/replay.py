@@ -5,6 +5,8 @@ words (`_poll`); then judge the finding's check again on the new answers (suite/
 
 What it sends passes the suite's door, guard and ledger: a write reaches only what the replay
 created, and what it created is removed at the end (suite/safety.py's clean-up).
+
+What cannot be sent as it was is said, never judged (suite/unreplayed.py: NotReplayed).
 """
 
 from __future__ import annotations
@@ -15,30 +17,26 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import requests
 
-from assistant_conformance.suite import places, rejudge, trail
+from assistant_conformance.suite import places, rejudge, trail, unreplayed
 from assistant_conformance.suite.flows import POLL_INTERVAL
-from assistant_conformance.suite.guard import NotOwned
+from assistant_conformance.suite.guard import NotOwned, Stopped
 from assistant_conformance.suite.har import Recorded
 from assistant_conformance.suite.ledger import ALT, MAIN
 from assistant_conformance.suite.observe import AnswerFault
 from assistant_conformance.suite.safety import Session
 from assistant_conformance.suite.sse import read_stream
+from assistant_conformance.suite.unreplayed import NotReplayed, judgeable, made_by_run, refuse_old
 
 DROPPED_HEADERS = frozenset(
     {"host", "content-length", "authorization", "connection", "accept-encoding", "cookie",
      "transfer-encoding", "user-agent"}
 )  # fmt: skip
-
-
-class NotReplayed(Exception):
-    """The exchanges could not be sent again (a credential missing, a write the guard refuses)."""
 
 
 @dataclass
@@ -76,9 +74,11 @@ class Replayer:
         """Send the exchanges; the new answers by the index of the exchange they replay, and the
         finding's check with the new answers' values where it names the old ones. A polling loop
         polls as long as it did in the run, or `polls_within` seconds when given."""
-        run = _Run(self, recorded, process_timeout, polls_within)
+        run = _Run(self, recorded, process_timeout, polls_within, made_by_run(recorded))
         answers = run.go()
-        return answers, run.check(recorded.finding["check"])
+        check = run.check(recorded.finding["check"])
+        judgeable(check, run.stopped, run.got)
+        return answers, check
 
 
 @dataclass
@@ -87,19 +87,25 @@ class _Run:
     recorded: Recorded
     process_timeout: float
     polls_within: float | None
+    made_before: dict[str, str]  # what the reported run created: the replay cannot own it
     got: dict[int, trail.Entry] = field(default_factory=dict)
     renamed: dict[str, str] = field(default_factory=dict)  # an old answer's value → the new one
     readers: dict[int, tuple[threading.Thread, trail.Entry | None]] = field(default_factory=dict)
+    stopped: tuple[int, str] | None = None  # the first exchange not sent as it was, and why
 
     def go(self) -> list[trail.Entry]:
         entries, index = self.recorded.entries, 0
         sent: list[trail.Entry] = []
         with trail.following(sent):
-            while index < len(entries):
-                self.wait_for_streams(entries[index])
-                index = self.step(index)
-            for number in list(self.readers):
-                self.finish(number)
+            try:
+                while index < len(entries):
+                    self.wait_for_streams(entries[index])
+                    index = self.step(index)
+            except NotReplayed as why:  # what follows it would not be the finding's exchanges
+                self.stopped = (index, str(why))
+            finally:
+                for number in list(self.readers):
+                    self.finish(number)
         missing = trail.Entry("GET", "", {}, None, fault="not sent")
         return [self.got.get(i, missing) for i in range(len(entries))]
 
@@ -175,7 +181,7 @@ class _Run:
         with trail.following(holder):
             try:
                 client.request(method, url, headers=headers, content=body)
-            except NotOwned as refused:
+            except (NotOwned, Stopped) as refused:
                 raise NotReplayed(f"exchange {index}: {refused}") from None
             except (AnswerFault, httpx.HTTPError) as exc:  # the entry keeps the fault
                 if not holder:
@@ -194,12 +200,16 @@ class _Run:
             self.replayer.session.policy.deadline if stopped_by_test else self.process_timeout
         )
         holder: list[trail.Entry] = []
+        refused: list[BaseException] = []
 
         def read() -> None:
-            # the entry keeps what came, or the fault
-            with trail.following(holder), suppress(AnswerFault, httpx.HTTPError, NotOwned):
-                read_stream(client, method, url, deadline=deadline, max_events=max_events,
-                            headers=headers, content=body)  # fmt: skip
+            # the entry keeps what came, or the fault; a stream that got no answer says why
+            with trail.following(holder):
+                try:
+                    read_stream(client, method, url, deadline=deadline, max_events=max_events,
+                                headers=headers, content=body)  # fmt: skip
+                except (AnswerFault, httpx.HTTPError, NotOwned, Stopped) as exc:
+                    refused.append(exc)
             if holder:
                 self.got[index] = holder[0]
 
@@ -208,6 +218,8 @@ class _Run:
         thread.start()
         while not holder and thread.is_alive():
             time.sleep(0.005)
+        if not holder and refused:
+            raise NotReplayed(f"exchange {index}: {refused[0]}")
         if holder:
             self.got[index] = holder[0]
         if any(index in {d["entry"] for d in later.get("_during", [])}
@@ -232,7 +244,10 @@ class _Run:
             number, at = given["from"]["entry"], given["from"]["at"]
             value = self.value(number, at)
             if value is None:
-                continue
+                sending = f"{request['method']} {url.path}"
+                raise unreplayed.value_not_given(
+                    index, sending, given["slot"], (number, at), self.got.get(number)
+                )
             url, headers, body = places.put(given["slot"], value, url, headers, body)
             old = places.place_value(places.recorded_answer(self.recorded.entries[number]), at)
             if old and old != value and len(old) >= places.SHORTEST:
@@ -241,6 +256,8 @@ class _Run:
         prefix = self.recorded.finding.get("prefix")
         if prefix and body is not None:
             body = body.replace(prefix.encode(), self.replayer.session.ledger.run_prefix.encode())
+        outgoing = trail.Entry(request["method"], str(url), headers, body)
+        refuse_old(index, outgoing, self.made_before, self.replayer.session.guard.seen)
         return request["method"], str(url), headers, body, principal
 
     def renaming(self, url: httpx.URL, body: bytes | None) -> tuple[httpx.URL, bytes | None]:

@@ -3,17 +3,20 @@
 Checks that read the case's generation (negative or positive data, a missing header) or the
 state machine's history (use after free, availability) become status checks of the answer,
 with the statuses the check expected; the others are schemathesis' own, run again on the new
-answer with a case rebuilt from the request that got it.
+answer with a case rebuilt from the request that got it: its path parameters, query (a name
+given twice keeps both), headers, and its body as the very bytes sent under the very content
+type (JSON, text, a multipart upload; application/octet-stream where none was sent), or no body
+at all where none was sent (an operation the document gives no body, a bodyless POST).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import requests
 from schemathesis.checks import run_checks
+from schemathesis.core import NOT_SET
 from schemathesis.core.failures import Failure
 from schemathesis.core.transport import Response
 
@@ -22,6 +25,7 @@ from assistant_conformance.suite.openapi import match_path
 from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
 from assistant_conformance.suite.rejudge import Check, Verdict
+from assistant_conformance.suite.unreplayed import NotReplayed
 
 AS_STATUS: dict[str, dict[str, Any]] = {
     # the statuses each check accepts (generation.schema's configuration, schemathesis' rules)
@@ -48,18 +52,9 @@ def judge_again(
 ) -> Verdict:
     """Run schemathesis' check `check["check"]` on a replayed answer; it holds unless a failure
     is charged to `requirement`. `kwargs`: the transport (session, headers) its probes use."""
-    url = urlsplit(answer.url)
-    found = match_path(url.path)
-    if found is None:
-        return False, f"{answer.method} {answer.url}: outside the document"
-    template, parameters = found
-    operation = generation.schema()[template][answer.method]
-    case = operation.Case(
-        path_parameters=parameters,
-        query=dict(parse_qsl(url.query, keep_blank_values=True)),
-        headers={k: v for k, v in answer.request_headers.items()},
-        body=_body(answer),
-    )
+    if answer.status is None:
+        return False, f"no answer: {answer.fault or 'none came'}"
+    case = rebuilt(answer)
     response = _response(answer)
     every = {c.__name__: c for c in CHECKS + STATEFUL_ONLY + LAST}
     failures: list[tuple[str, Failure]] = []
@@ -76,13 +71,38 @@ def judge_again(
     return True, f"HTTP {answer.status}"
 
 
-def _body(answer: trail.Entry) -> Any:
-    if not answer.request_body:
-        return None
+# Headers of the transport, not of the case: the client that sends it again writes its own.
+TRANSPORT_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+RAW = "application/octet-stream"  # schemathesis sends bytes of this type as they are
+
+
+def rebuilt(answer: trail.Entry) -> Any:
+    """The schemathesis case of the request that got `answer`, as it was sent."""
+    url = urlsplit(answer.url)
+    template, parameters = match_path(url.path) or (url.path, {})
     try:
-        return json.loads(answer.request_body)
-    except ValueError:
-        return answer.request_body
+        operation = generation.schema()[template][answer.method]
+    except LookupError:
+        raise NotReplayed(f"{answer.method} {url.path}: not an operation of the document") from None
+    headers = {k: v for k, v in answer.request_headers.items()
+               if k.lower() not in TRANSPORT_HEADERS}  # fmt: skip
+    sent = answer.request_body
+    return operation.Case(
+        path_parameters=parameters,  # as written in the path: schemathesis writes them as given
+        query=_query(url.query),
+        headers=headers,
+        # the bytes sent, under the Content-Type sent (kept in `headers`); none: no body at all
+        body=bytes(sent) if sent else NOT_SET,
+        media_type=RAW if sent else None,
+    )
+
+
+def _query(query: str) -> dict[str, Any]:
+    """The query as schemathesis takes it: a name given twice keeps both values."""
+    found: dict[str, list[str]] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        found.setdefault(name, []).append(value)
+    return {name: values[0] if len(values) == 1 else values for name, values in found.items()}
 
 
 def _response(answer: trail.Entry) -> Response:
