@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import re
+import secrets
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -132,6 +133,8 @@ class Operation:
             args["files"] = {"file": (f"{marker}.txt", f"{marker}\n".encode(), "text/plain")}
         elif self.body_media is not None and self.body_schema is not None:
             args["json"] = sample(self.body_schema, marker, extra)
+            if self.body_kind == "kb":  # a server may keep names unique (the deployed one does)
+                args["json"]["name"] = f"{marker}-{self.operation_id}-{secrets.token_hex(3)}"
         return args
 
 

@@ -50,6 +50,26 @@ OPTIONS = (
         "the input of every run, JSON or @file.json; {text} in it is replaced by the suite's words "
         "(default: LangGraph chat messages)",
     ),
+    # Knowledge-base fields that name another resource: left out of every body the suite sends
+    # as valid unless given here (a server may check what they name, as the deployed one does).
+    Option(
+        "--kb-workspace-id",
+        "ASSISTANT_API_KB_WORKSPACE_ID",
+        "a workspace of the target that knowledge bases the suite creates may name (workspaceId); "
+        "none: left out",
+    ),
+    Option(
+        "--kb-integration-id",
+        "ASSISTANT_API_KB_INTEGRATION_ID",
+        "an integration of the target that knowledge bases may name (integrationId); "
+        "none: left out",
+    ),
+    Option(
+        "--kb-copilot-id",
+        "ASSISTANT_API_KB_COPILOT_ID",
+        "a copilot of the target that knowledge bases' embedding model may name "
+        "(copilotModel.copilotId); none: left out",
+    ),
     Option(
         "--strict-conformance",
         "ASSISTANT_API_STRICT",

@@ -93,6 +93,20 @@ class SuiteSettings:
     insecure: bool = False
     concurrency: int | None = None
     shard: Shard | None = None
+    kb_workspace_id: str | None = None
+    kb_integration_id: str | None = None
+    kb_copilot_id: str | None = None
+
+    @property
+    def kb_references(self) -> dict[str, str]:
+        """The knowledge-base references the user gave (--kb-workspace-id, ...), by field path:
+        the only values the suite sends in fields that name another resource."""
+        given = {
+            "workspaceId": self.kb_workspace_id,
+            "integrationId": self.kb_integration_id,
+            "copilotModel.copilotId": self.kb_copilot_id,
+        }
+        return {path: value for path, value in given.items() if value}
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SuiteSettings:

@@ -72,14 +72,16 @@ class KbNumericNameAccepted(JsonRequest):
         return data
 
 
-class KbWithoutNameRejected(KbWrite):
-    """KB-VALID-ACCEPTED: a knowledge-base body without `name` (none is required) answers 400."""
+class KbExtIdRejected(KbWrite):
+    """KB-VALID-ACCEPTED: a knowledge-base body carrying `extKnowledgebaseId` (a field of interface
+    2.1, a string as declared) answers 400; one without it is taken."""
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)
         data = json_or_none(body)
-        if isinstance(data, dict) and "name" not in data and self.authorized(scope):
-            await respond(send, 400, {"statusCode": 400, "message": "name is required"})
+        if isinstance(data, dict) and "extKnowledgebaseId" in data and self.authorized(scope):
+            message = "extKnowledgebaseId: external knowledge bases are not supported"
+            await respond(send, 400, {"statusCode": 400, "message": message})
             return
         await self.app(scope, replay(body, receive), send)
 
@@ -162,7 +164,7 @@ class CountAsText(Mutant):
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "kb-prefixes-separate": (KbPrefixesSeparate, ("KB-PREFIXES-SHARED",)),
     "kb-numeric-name-accepted": (KbNumericNameAccepted, ("KB-FIELD-TYPES",)),
-    "kb-without-name-rejected": (KbWithoutNameRejected, ("KB-VALID-ACCEPTED",)),
+    "kb-ext-id-rejected": (KbExtIdRejected, ("KB-VALID-ACCEPTED",)),
     "bulk-object-accepted": (BulkObjectAccepted, ("KB-BULK-ARRAY",)),
     "process-skips-non-strings": (ProcessSkipsNonStrings, ("KB-PROCESS-STRINGS",)),
     "last-event-id-authorizes": (LastEventIdAuthorizes, ("AUTH-LAST-EVENT-ID-NOT-CREDENTIAL",)),

@@ -1,6 +1,6 @@
 """What a generated case is: which rule of the document a negative case broke, and whether a
-positive body is one the document lets the suite judge (plausible values only: bounds are "not
-shown", interface section 8).
+positive body is one the document lets the suite judge (every field the suite owns, plausible
+values only: which fields are required and bounds are "not shown", interface sections 2.1, 8).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from schemathesis.core.mutations import OperatorKind
 from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData, CoverageScenario
 
+from assistant_conformance.suite.flows.knowledge import REFERENCES
 from assistant_conformance.suite.openapi import by_id, by_label, document
 
 LAST_EVENT_ID = "last-event-id"
@@ -128,7 +129,7 @@ def only_last_event_id(case: Case) -> bool:
 def judges_positive(case: Case, linked_body: bool) -> bool:
     kind = by_id(operation_id(case)).body_kind
     if kind == "kb":
-        return plausible_kb_body(case.body)
+        return plausible_kb_body(case.body) and complete_kb_body(case.body)
     if kind == "bulk":
         return case.body == []
     return kind == "process" and linked_body
@@ -141,6 +142,28 @@ def plausible_kb_body(body: Any) -> bool:
         return False
     schema = _kb_schema()
     return _plausible(body, schema) and _plausible_overlap(body.get("parserConfig"))
+
+
+def complete_kb_body(body: Any) -> bool:
+    """Every field of interface 2.1, nested ones included, but those naming another resource
+    (the suite leaves them out unless the user gave one): which fields are required is "not
+    shown", so only a whole body is one the document shows valid."""
+    return isinstance(body, dict) and _complete(body, _kb_schema(), "")
+
+
+def _complete(body: dict, schema: dict, path: str) -> bool:
+    for key, spec in schema.get("properties", {}).items():
+        where = f"{path}.{key}" if path else key
+        if where in REFERENCES:
+            continue
+        if key not in body:
+            return False
+        value = body[key]
+        if spec.get("type") == "object" and not (
+            isinstance(value, dict) and _complete(value, spec, where)
+        ):
+            return False
+    return True
 
 
 def _kb_schema() -> dict:

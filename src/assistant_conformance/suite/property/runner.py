@@ -7,7 +7,9 @@ the verdict model decides (a MUST fails the test, a SHOULD warns).
 
 from __future__ import annotations
 
+import secrets
 from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -26,7 +28,7 @@ from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.observe import LARGE, SILENT, SLOW, AnswerFault
 from assistant_conformance.suite.openapi import by_label, operation_label
-from assistant_conformance.suite.property import compat, probes, replayed
+from assistant_conformance.suite.property import claims, compat, probes, replayed
 from assistant_conformance.suite.property.cases import (
     judges_positive,
     negations,
@@ -78,6 +80,9 @@ class Runner:
     probed: set[str] = field(default_factory=set)  # operations whose auth or query was probed
     case_entry: int = -1  # the trail index of the case's exchange
     judge: Judge = field(default_factory=Judge)
+    references: Mapping[str, str] = field(default_factory=dict)  # the user's KB references
+    tag: str = field(default_factory=lambda: secrets.token_hex(3))  # this test's, in names
+    named: int = 0  # names given in this test
 
     @classmethod
     def for_run(
@@ -97,6 +102,7 @@ class Runner:
             examples=settings.examples,
             ledger=run.ledger,
             guard=run.guard,
+            references=settings.kb_references,
         )
 
     def call_kwargs(self) -> dict[str, Any]:
@@ -140,6 +146,7 @@ class Runner:
     def send(self, case: Case) -> Response:
         if self.broken:
             raise TransportBroken(self.broken)
+        claims.own_kb_body(case, self.references, self.unique_name(case))
         self.withhold_if_not_owned(case)
         body = case.body if isinstance(case.body, dict) else None
         intent = (
@@ -186,6 +193,19 @@ class Runner:
             self._judge_fault(found.operation_id if found else "", fault)
             return None
 
+    def unique_name(self, case: Case) -> str:
+        """A name no other body of the run carries: run prefix, operation, test, count."""
+        self.named += 1
+        run = self.ledger.run_prefix if self.ledger is not None else "conformance"
+        return f"{run}-{operation_id(case)}-{self.tag}-{self.named}"
+
+    def names_known(self, case: Case, linked: Collection[str]) -> bool:
+        """Whether every path id names what the run created (the ledger) or followed a link
+        to: only then is the request one the document shows valid (its status judged)."""
+        owned = self.ledger.owned if self.ledger is not None else set()
+        params = case.path_parameters or {}
+        return all(name in linked or str(value) in owned for name, value in params.items())
+
     def withhold_if_not_owned(self, case: Case) -> None:
         """Raise Withheld for a write on an identifier the target showed and the run did not
         create (e.g. a generated path that happens to name someone's thread): never sent."""
@@ -200,10 +220,16 @@ class Runner:
             raise Withheld(reason)
 
     def evaluate(
-        self, case: Case, response: Response, recorder: Any = None, linked_body: bool = False
+        self,
+        case: Case,
+        response: Response,
+        recorder: Any = None,
+        linked_body: bool = False,
+        linked_path: Collection[str] = (),
     ) -> None:
         """Judge one answer: every applicable check, each failure charged to its requirement, and
-        what held recorded as a pass (once per requirement) where the check exercised it."""
+        what held recorded as a pass (once per requirement) where the check exercised it.
+        `linked_path`: the path parameters a link of the state machine filled in."""
         self._finish_with_the_test()
         op = by_label()[case.operation.label]
         if case.meta is None or case.meta.generation.mode.is_positive:
@@ -214,14 +240,42 @@ class Runner:
         every = CHECKS + (STATEFUL_ONLY if recorder is not None else ()) + LAST
         checks = [c for c in every if self._applies(c.__name__, case, response, linked_body)]
         failures, completed = self._failures(checks, case, response, recorder)
+        known = self.names_known(case, linked_path)
         for name, failure in failures:
-            req_id = charges.check_failure(name, case, response, failure)
+            req_id = charges.check_failure(name, case, response, failure, known)
             if req_id is not None:
-                self._record(req_id, name, case, response, failure)
+                note = ""
+                if req_id == charges.POSITIVE["kb"]:  # which body, what it said, the minimal one
+                    note = f" Sent {_short(case.body)}; said {_message(json_of(response))!r}."
+                    note += self._minimal_tried(case)
+                self._record(req_id, name, case, response, failure, note)
         failed = {name for name, _ in failures}
         for name in completed - failed:
-            for req_id in charges.check_passed(name, case, response):
+            for req_id in charges.check_passed(name, case, response, known):
                 self.judge.judge(op.operation_id, req_id, True)
+
+    def _minimal_tried(self, case: Case) -> str:
+        """A valid Knowledgebase body refused: the same request with the minimal body (a name of
+        its own), a control of the operation; what it got, for the finding."""
+        body = claims.minimal_kb_body(self.unique_name(case))
+        kwargs = self.call_kwargs()
+        path = case.formatted_path
+        intent = self.ledger.intend_path(case.method, path, body) if self.ledger else None
+        try:
+            answer = self.session.request(
+                case.method, f"{self.base_url.rstrip('/')}{path}", json=body,
+                headers=kwargs["headers"], timeout=self.timeout, verify=kwargs["verify"],
+            )  # fmt: skip
+        except AnswerFault as fault:
+            return f" [the same request with only {body}: {fault.what}]"
+        said = _json_or_none(answer)
+        if intent is not None and self.ledger is not None:
+            self.ledger.created(intent, answer.status_code, said)
+        if self.guard is not None:
+            self.guard.remember(said)
+        op = by_label()[case.operation.label]
+        self.judge.control(op.operation_id, op.label, answer.status_code)
+        return f" [the same request with only {body}: HTTP {answer.status_code}]"
 
     def _finish_with_the_test(self) -> None:
         """Held judgements are settled as the test ends (its record's finalizers)."""
@@ -262,12 +316,18 @@ class Runner:
         return found, completed
 
     def _record(
-        self, req_id: str, check: str, case: Case, response: Response, failure: Failure
+        self,
+        req_id: str,
+        check: str,
+        case: Case,
+        response: Response,
+        failure: Failure,
+        note: str = "",
     ) -> None:
         broke = negations(case) if check == "negative_data_rejection" else []
         key = f"{check}|{failure.title}|{'; '.join(n.describe() for n in broke)}"
         actual = f"{case.operation.label}: HTTP {response.status_code}; {failure.title}."
-        actual += f" {_lines(failure.message)}"
+        actual += f" {_lines(failure.message)}{note}"
         if broke:
             actual += f" [sent {'; '.join(n.describe(case) for n in broke)}]"
         evidence = exchange.from_schemathesis(response, drop_auth=isinstance(failure, IgnoredAuth))
@@ -276,6 +336,25 @@ class Runner:
             expected = charges.ERROR_JSON_EXPECTED
         replay = replayed.declared(check, failure, self.case_entry)
         self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key, replay)
+
+
+def _json_or_none(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _message(body: Any) -> str:
+    """What an answer says: its `message` (as the deployed servers write errors), else all."""
+    said = body.get("message") if isinstance(body, dict) else None
+    text = said if isinstance(said, str) else _short(said if said is not None else body, 200)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _lines(message: str, limit: int = 3) -> str:
