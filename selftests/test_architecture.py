@@ -1,5 +1,5 @@
-"""The package is six rooms, and imports only go down: cli -> matrix -> proof -> suite -> report
-and reference.
+"""The package is seven rooms, and imports only go down: cli -> matrix -> proof -> suite -> report
+and reference; cli -> audit -> suite.
 
 - report/: the result model, verdicts, catalogue, redaction and every writer; imports no room;
 - reference/: the server; imports no room;
@@ -7,6 +7,8 @@ and reference.
 - proof/: mutants, variants, kill table; may import everything but the matrix;
 - matrix/: the suite against several targets, one grid; starts the proof's local targets, reads
   the reports; may import everything but the command;
+- audit/: judging traffic the suite did not send (HAR files, the live proxy); imports the suite
+  and report rooms, and only the command imports it;
 - cli/: the `assistant-conformance` command (run, matrix); may import everything, and nothing
   imports it. Beside the rooms only the package's `__init__.py` and `__main__.py`.
 """
@@ -19,13 +21,14 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "assistant_conformance"
-ROOMS = ("suite", "report", "reference", "proof", "matrix", "cli")
+ROOMS = ("suite", "report", "reference", "proof", "matrix", "audit", "cli")
 MAY_IMPORT = {
     "report": {"report"},
     "reference": {"reference"},
     "suite": {"suite", "report", "reference"},
     "proof": {"proof", "suite", "report", "reference"},
-    "matrix": set(ROOMS) - {"cli"},
+    "audit": {"audit", "suite", "report"},
+    "matrix": set(ROOMS) - {"cli", "audit"},
     "cli": set(ROOMS),
 }
 MAX_LINES = 320  # the style notes' ~300

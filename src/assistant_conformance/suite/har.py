@@ -40,6 +40,7 @@ from assistant_conformance.suite.trail import Entry
 
 FOLDER = "exchanges"
 ORIGINS_KEPT = 400  # exchanges kept for later findings that use what they made
+CREATOR = {"name": "assistant-conformance", "version": __version__}
 _VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{6,}|\d+")
 
 
@@ -122,7 +123,7 @@ def document(
     return {
         "log": {
             "version": "1.2",
-            "creator": {"name": "assistant-conformance", "version": __version__},
+            "creator": CREATOR,
             "pages": [],
             "entries": [
                 _entry(e, places.provenance(entries, i), entries) for i, e in enumerate(entries)
@@ -145,6 +146,13 @@ def document(
             },
         }
     }
+
+
+def log_of(entries: list[Entry]) -> dict[str, Any]:
+    """Exchanges as a HAR 1.2 document of their own, without a finding (the audit proxy's
+    recording): each entry as a finding's HAR writes it, without provenance."""
+    found = [_entry(e, [], entries) for e in entries]
+    return {"log": {"version": "1.2", "creator": CREATOR, "pages": [], "entries": found}}
 
 
 def _entry(e: Entry, provenance: list[dict[str, Any]], entries: list[Entry]) -> dict[str, Any]:

@@ -1,0 +1,90 @@
+"""A judgement: a requirement, the check that judges it (suite/rejudge.py's words, so that the
+same words judge a finding in a test, in a replay and here), what was expected, and the exchange
+it points at. Evaluated on the capture's exchanges it is a finding of the suite's own model
+(report/model.py): pass, or fail (a MUST) / warn (a SHOULD), with the file and the entry index
+in its text and its evidence.
+
+Two kinds of check are the audit's own, where rejudge has none: `response-schema` (the body has
+the shape the document gives the answer) and `json-body` (the body is JSON at all).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assistant_conformance.audit.capture import Capture
+from assistant_conformance.audit.operations import shape_problem
+from assistant_conformance.report.catalogue import load
+from assistant_conformance.report.model import FAIL, PASS, WARN, Finding
+from assistant_conformance.suite import rejudge, trail
+from assistant_conformance.suite.exchange import EXCERPT, Exchange, describe
+from assistant_conformance.suite.openapi import by_label
+
+
+@dataclass(frozen=True)
+class Judgement:
+    requirement: str
+    check: dict[str, Any]  # rejudge's words (or the audit's own kinds below)
+    expected: str
+    entry: int  # the exchange it points at (its index in the file)
+    operation: str  # `METHOD /path/{template}`
+
+
+def _response_schema(check: rejudge.Check, entries: Sequence[trail.Entry]) -> rejudge.Verdict:
+    entry = entries[check["entry"]]
+    wrong = shape_problem(by_label()[check["operation"]], entry.status or 0, rejudge.body_of(entry))
+    return wrong is None, wrong or "the documented shape"
+
+
+def _json_body(check: rejudge.Check, entries: Sequence[trail.Entry]) -> rejudge.Verdict:
+    entry = entries[check["entry"]]
+    found = rejudge.body_of(entry) is not None
+    text = bytes(entry.response_body[:200]).decode("utf-8", "replace")
+    return found, "a JSON body" if found else f"HTTP {entry.status} body {text!r}"
+
+
+_OWN: dict[str, Callable[[rejudge.Check, Sequence[trail.Entry]], rejudge.Verdict]] = {
+    "response-schema": _response_schema,
+    "json-body": _json_body,
+}
+
+
+def evaluate(check: rejudge.Check, entries: Sequence[trail.Entry]) -> rejudge.Verdict:
+    own = _OWN.get(check["kind"])
+    return own(check, entries) if own else rejudge.evaluate(check, entries)
+
+
+def finding(judgement: Judgement, capture: Capture) -> Finding:
+    """The judgement evaluated on the capture's exchanges."""
+    held, seen = evaluate(judgement.check, capture.entries)
+    level = load()[judgement.requirement].level
+    verdict = PASS if held else (FAIL if level == "MUST" else WARN)
+    where = f"{capture.name}, entry {judgement.entry}"
+    found = Finding(judgement.requirement, verdict, judgement.expected)
+    found.operation = judgement.operation
+    if not held:
+        found.actual = f"{describe(seen)} ({where})"
+        found.evidence = {**evidence(capture.entries[judgement.entry]).as_dict(),
+                          "har": capture.name, "entry": judgement.entry}  # fmt: skip
+        key = f"{judgement.requirement}|{capture.name}|{judgement.entry}|{judgement.check['kind']}"
+        found.id = f"{judgement.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    return found
+
+
+def evidence(entry: trail.Entry) -> Exchange:
+    """What was sent, and the start of what came back (redacted where it is shown)."""
+    text = bytes(entry.response_body[:EXCERPT]).decode("utf-8", "replace")
+    return Exchange(entry.method, entry.url, dict(entry.request_headers), entry.request_body,
+                    entry.status, dict(entry.response_headers), text)  # fmt: skip
+
+
+def line(found: Finding) -> str:
+    """One line for a finding as it is seen: verdict, requirement, operation, expected, actual."""
+    level = load()[found.requirement].level
+    return (
+        f"{found.verdict.upper()} {found.requirement} ({level}) {found.operation}: "
+        f"expected {found.expected}; got {found.actual}"
+    )
