@@ -15,7 +15,7 @@ import yaml
 
 from assistant_conformance.report.catalogue import CATALOGUE_PATH, LEVELS, OPENAPI_PATH, load
 from assistant_conformance.suite import charges
-from assistant_conformance.suite.openapi import operations
+from assistant_conformance.suite.openapi import document, operations
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = {
@@ -76,7 +76,9 @@ def test_the_charge_tables_name_known_checks_and_requirements():
 def test_every_operation_names_its_requirements(op):
     """x-requirements: a success status requirement (a MUST of the catalogue) for every
     operation, and known requirements for what else a finding on it is charged to."""
-    assert set(op.requirements) <= set(charges.PER_OPERATION.values()) | {"query"}
+    assert set(op.requirements) <= set(charges.PER_OPERATION.values()) | {"query", "no-body"}
+    described = document()["paths"][op.path][op.method.lower()]["description"]
+    assert ("no-body" in op.requirements) == ("no body sent" in described), described
     assert all(rid in load() for rid in op.requirements.values()), op.requirements
     assert load()[op.status_requirement].level == "MUST"
     assert ("query" in op.requirements) == bool(op.query_params), op.requirements

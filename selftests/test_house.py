@@ -24,7 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "assistant_conformance"
 SUITE = PACKAGE / "suite"
 TESTS = Path(__file__).resolve().parents[1] / "tests"
-JUDGES = ("charges.py", "flows/")
+JUDGES = ("charges.py", "doors_judged.py", "flows/")
 DOORS = (
     "transport.py", "door.py", "door_requests.py", "guard.py", "sse.py", "exchange.py",
     "strictjson.py", "target.py", "observe.py", "trail.py", "property/compat.py",

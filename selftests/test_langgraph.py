@@ -83,19 +83,34 @@ def test_a_plain_input_agent_gets_the_same_run_verdicts(
     got, want = done.verdicts(), reviewed()
     runs = {rid: want[rid] for rid in want if rid.startswith("RUN-")}
     assert {rid: got[rid] for rid in runs} == runs, done.stdout[-3000:]
-    assert runs_of(done)["agent"]["control"] == "success"
+    agent = runs_of(done)["agent"]
+    assert agent["problem"] == "", agent
+    assert "runs/wait: HTTP 200" in agent["control"] and "joined" in agent["control"], agent
 
 
-def test_an_agent_given_input_it_cannot_read_judges_no_run(
+def test_the_control_finds_the_input_a_plain_agent_reads(
     langgraph: ForeignServer, tmp_path: Path
 ) -> None:
+    """Without --run-input the control tries the chat messages (a failed run on this agent), then
+    a plain `input` text, which it takes: the run verdicts are the same."""
     done = suite(langgraph, tmp_path, "--assistant=plain", *RUN_MODULES)
+    got, want = done.verdicts(), reviewed()
+    runs = {rid: want[rid] for rid in want if rid.startswith("RUN-")}
+    assert {rid: got[rid] for rid in runs} == runs, done.stdout[-3000:]
+    assert runs_of(done)["agent"]["input_shape"] == "an object with `input`"
+
+
+def test_an_agent_refusing_every_input_judges_no_run(
+    langgraph: ForeignServer, tmp_path: Path
+) -> None:
+    done = suite(langgraph, tmp_path, "--assistant=plain", '--run-input={"other": "{text}"}',
+                 *RUN_MODULES)  # fmt: skip
     verdicts = {rid: v for rid, v in done.verdicts().items() if rid.startswith("RUN-")}
     judged = {rid for rid, verdict in verdicts.items() if verdict != "skip"}
     assert judged <= NEED_NO_RUN, verdicts  # the rest needs a run: not judged, never failed
-    agent = runs_of(done)["agent"]
-    assert agent["control"].startswith("error") and "ended error" in agent["problem"]
-    assert "ended error" in (tmp_path / "conformance.md").read_text(encoding="utf-8")
+    problem = runs_of(done)["agent"]["problem"]
+    assert "refused every input" in problem and "runs/stream" in problem, problem
+    assert "refused every input" in (tmp_path / "conformance.md").read_text(encoding="utf-8")
 
 
 def test_no_assistant_for_testing_starts_no_run(tmp_path: Path) -> None:

@@ -142,7 +142,7 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
     import httpx
 
     from assistant_conformance.report import redact
-    from assistant_conformance.suite import charges, door, findings, observe
+    from assistant_conformance.suite import door, doors_judged, findings, observe
 
     redact.register("selftest-run-token")
     headers = {"Authorization": credential} if credential else {}
@@ -158,5 +158,5 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
             ):
                 raise observe.AnswerFault(observe.CUT, "closed", door.evidence(request, None, {}))
         except observe.AnswerFault as fault:
-            assert charges.charge_fault(fault) == charged
+            assert doors_judged.charge_fault(fault) == charged
     assert [f.requirement for f in record.findings] == [charged]

@@ -52,7 +52,12 @@ def test_conformant_run_exits_0_with_every_report(passing: Run) -> None:
     assert any((passing.report_dir / "allure-results").glob("*-result.json"))
     doc = passing.document()
     assert doc["result"] == {"exit_status": 0, "outcome": "conformant", "problems": []}
-    assert passing.verdicts()["THR-STATUS"] == "pass"
+    # Thread search kept THR-STATUS; its eight other operations were not exercised: no pass.
+    thr = next(r for r in doc["requirements"] if r["id"] == "THR-STATUS")
+    assert (thr["verdict"], thr["reason"][:54]) == (
+        "skip",
+        "not exercised on 8 of the 9 operations it names: POST ",
+    )
     assert passing.verdicts()["CHATKIT-STATUS"] == "pass"
     assert doc["capabilities"]["chatkit"] == {
         "status": "supported",
@@ -212,10 +217,14 @@ def test_group_with_one_live_operation_is_supported() -> None:
     assert found["store"].status == "supported"
 
 
+def kept(rid: str) -> list[Finding]:
+    """A pass of `rid` on every operation it names."""
+    return [Finding(rid, model.PASS, operation=op) for op in load().operations.get(rid, ("",))]
+
+
 def _all_passing(*unsupported: str) -> model.Run:
     tests = [
-        model.TestResult(f"t::{rid}", [rid], "passed", [Finding(rid, model.PASS)])
-        for rid in load().requirements
+        model.TestResult(f"t::{rid}", [rid], "passed", kept(rid)) for rid in load().requirements
     ]
     caps = {g: capabilities.GroupStatus("unsupported", "detected") for g in unsupported}
     return verdicts.build(load(), tests, info={}, capabilities=caps, baseline={})

@@ -27,8 +27,9 @@ import httpx
 import pytest
 
 from assistant_conformance.suite import sse
+from assistant_conformance.suite.absent import unimplemented
 from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.findings import expect, index, judge
+from assistant_conformance.suite.findings import expect, index, judge, not_judged
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import (
@@ -153,6 +154,17 @@ def _real(owned: Resources, op: Operation) -> Any:
 NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
 
 
+def _not_there(case: str, response: httpx.Response, ids: Any = ()) -> bool:
+    """An operation the target does not implement refuses nothing: its credential check is not
+    judged (the absence is its status requirement's finding, suite/absent.py). Its status says
+    so, 405 or 501: a 404 may hide a resource from who lacks a credential (RFC 9110 §15.5.5), and
+    a message may be about the credential sent."""
+    why = unimplemented(response, set(ids)) if response.status_code in (405, 501) else None
+    for rid in (MISSING if case == "no-header" else INVALID, STATUS_401) if why else ():
+        not_judged(rid, f"not judged: the operation is not there ({why})")
+    return why is not None
+
+
 def _expect_refused(case: str, response: httpx.Response) -> None:
     judge(
         MISSING if case == "no-header" else INVALID,
@@ -176,6 +188,8 @@ def test_refused_without_valid_credential(
     marker = f"{ledger.run_prefix}-auth-{secrets.token_hex(4)}"
     response = send(clients[case], op, **op.request(marker=marker))
     track_created(ledger, op, response)
+    if _not_there(case, response):
+        return
     _expect_refused(case, response)
     if _expect_401(response):
         challenge = {"kind": "header", "entry": index(response), "name": "www-authenticate",
@@ -201,8 +215,13 @@ def test_refused_on_an_existing_resource(
     real = _real(owned, op)
     before = owned.snapshot(op, real.ids)
     reads = owned.last_reads
+    if op.id_kind != "assistant" and op.target != "context_file":
+        owned.snapshot(op, real.ids)  # read twice idle: what differs then is no effect
+    idle = owned.last_reads
     response = send(clients[case], op, **op.request(real.ids, owned.marker, real.extra))
     track_created(ledger, op, response)
+    if _not_there(case, response, real.ids.values()):
+        return
     _expect_refused(case, response)
     _expect_401(response)
     if op.id_kind == "assistant":
@@ -213,7 +232,7 @@ def test_refused_on_an_existing_resource(
         expect(NO_EFFECT, not diff, "the resource reads the same before and after", diff, response)
         return
     pairs = [index(r) for pair in zip(reads, owned.last_reads, strict=True) for r in pair]
-    same = {"kind": "same-reads", "entries": pairs}
+    same = {"kind": "same-reads", "entries": pairs, "idle": [index(r) for r in idle]}
     judge(NO_EFFECT, same, "the resource reads the same before and after", response)
 
 
@@ -257,6 +276,7 @@ def test_other_principal_cannot_reach(
     (what that answer should be is ROBUST-UNKNOWN-ID-404's), and nothing of it shows or changes."""
     real = _real(owned, op)
     before = owned.snapshot(op, real.ids)
+    idle = owned.snapshot(op, real.ids)  # what differs between idle reads is no change
     foreign = _reach(alt_api, op, op.request(real.ids, owned.marker, real.extra))
     made = (
         created_path(op, foreign.evidence) if isinstance(foreign.evidence, httpx.Response) else None
@@ -272,7 +292,7 @@ def test_other_principal_cannot_reach(
         foreign.signature + (f", showing {shown}" if shown else ""),
         foreign.evidence,
     )
-    diff = changes(before, owned.snapshot(op, real.ids, after=True))
+    diff = changes(before, owned.snapshot(op, real.ids, after=True), idle)
     expect(ISOLATION, not diff, "the resource reads the same to its owner after", diff)
 
 

@@ -28,7 +28,14 @@ from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import Real, Resources, Unavailable, track_created
 from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.observe import breaking_input
-from assistant_conformance.suite.openapi import Operation, operations, placeholder, sample, send
+from assistant_conformance.suite.openapi import (
+    Operation,
+    by_id,
+    operations,
+    placeholder,
+    sample,
+    send,
+)
 from assistant_conformance.suite.settings import SuiteSettings
 
 UNKNOWN, ERROR_JSON = "ROBUST-UNKNOWN-ID-404", "ROBUST-ERROR-JSON"
@@ -67,9 +74,9 @@ def owned(
     return Resources(api, ledger, suite_settings.process_timeout, agent)
 
 
-def _real(owned: Resources, op: Operation, isolated: bool = False) -> Real:
+def _real(owned: Resources, op: Operation, isolated: bool = False, ran: bool = False) -> Real:
     try:
-        return owned.isolated(op) if isolated else owned.real(op)
+        return owned.isolated(op) if isolated else owned.real(op, ran=ran)
     except Unavailable as exc:
         pytest.skip(f"not judged: {exc}")
 
@@ -134,7 +141,10 @@ def test_unknown_child_of_a_real_parent_answers_404(op: Operation, owned: Resour
 def test_malformed_body_is_refused(
     op: Operation, body: str, owned: Resources, ledger: Ledger
 ) -> None:
-    real = _real(owned, op)  # real parents: the body is what the server has to judge
+    # Real parents: the body is what the server has to judge. A thread is read otherwise once it
+    # has run: half the bodies go to a thread that has (the same number of requests).
+    ran = "thread_id" in op.keys and list(BAD_BODIES).index(body) % 2 == 1
+    real = _real(owned, op, ran=ran)
     args = op.request(real.ids, owned.marker, real.extra)
     args.pop("json", None)
     headers = {**args.pop("headers", {}), "Content-Type": "application/json"}
@@ -151,3 +161,28 @@ def test_malformed_body_is_refused(
         expect(NO_5XX, True, f"no 5xx for a {body} body")
     else:
         not_judged(NO_5XX, f"not judged: {refused_control(control)}")
+
+
+# Operations that read chat messages (the state's values, a run's input), and a body whose
+# messages no reading admits: sent to a thread that has run, where a server reads them against
+# what the thread holds.
+READS_MESSAGES = ("updateThreadState", "createRun", "streamRun", "waitRun")
+BAD_MESSAGES = [42, "not a message", {"type": 7, "content": {"nested": True}}, {"role": None}]
+
+
+@pytest.mark.parametrize("operation_id", READS_MESSAGES)
+@pytest.mark.req(NO_5XX, ERROR_JSON)
+def test_malformed_messages_on_a_thread_that_has_run(
+    operation_id: str, owned: Resources, ledger: Ledger
+) -> None:
+    op = by_id(operation_id)
+    real = _real(owned, op, ran=True)
+    args = op.request(real.ids, owned.marker, real.extra)
+    body = dict(args.pop("json", None) or {})
+    key = "values" if op.operation_id == "updateThreadState" else "input"
+    body[key] = {"messages": BAD_MESSAGES}
+    with breaking_input(NO_5XX):
+        response = send(owned.api, op, **args, json=body)
+    track_created(ledger, op, response)
+    _expect_json_error(response)
+    expect(NO_5XX, response.status_code < 500, "no 5xx for malformed messages", response, response)

@@ -10,8 +10,9 @@ import random
 
 import pytest
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite import findings, rejudge
 from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.flows.agreement import Agreements
 from assistant_conformance.suite.sse import SseEvent, read_stream
 
 STREAM_WORDS = 20  # a short run: one event per word on a token-streaming agent
@@ -46,7 +47,7 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
 )
 def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
-    body = flow.run_body(agent, ledger, STREAM_WORDS)
+    body = flow.run_body(agent, STREAM_WORDS, flow.IDS)
     started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout)
     read = started.read
     flow.check_event_ids(read.events, "the POST stream", read.exchange)
@@ -57,43 +58,17 @@ def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, s
         f"still open ({read.cut}) after {len(read.events)} events",
         read.exchange,
     )
-    run_id = started.run_id
-    response = api.get(flow.runs_url(thread_id, run_id))
+    agreements = Agreements(api, thread_id)
+    response = agreements.sample(started.run_id, read.events)
     findings.require_success("RUN-STATUS", response, 200)
-    check_agreement(api, thread_id, run_id, read.events, response)
+    agreements.judge()
+    check_state(api, thread_id, read.events)
 
 
-def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], response) -> None:
-    """RUN-STREAM-AGREES: compare what the stream told with the run (and state) read afterwards."""
-    body = flow.json_of(response)
-    status = flow.run_status(response)
-    findings.expect(
-        "RUN-STREAM-AGREES",
-        status in flow.TERMINAL,
-        f"a terminal status ({', '.join(sorted(flow.TERMINAL))}) once the stream ended",
-        status,
-        response,
-    )
-    said_error = any(e.event == "error" for e in events)
-    expected = "a status other than success" if said_error else "status success (no error event)"
-    findings.expect(
-        "RUN-STREAM-AGREES",
-        (status != "success") if said_error else (status == "success"),
-        expected,
-        status,
-        response,
-    )
-    same_ids = body.get("run_id") == run_id and body.get("thread_id") == thread_id
-    findings.expect(
-        "RUN-STREAM-AGREES",
-        same_ids,
-        f"run_id {run_id} and thread_id {thread_id} as streamed",
-        {k: body.get(k) for k in ("run_id", "thread_id")},
-        response,
-    )
+def check_state(api, thread_id: str, events: list[SseEvent]) -> None:
+    """RUN-STREAM-AGREES: LangGraph's last `values` event is the thread's state after the run."""
     values = [flow.parsed(e.data) for e in events if e.event == "values"]
-    if values and isinstance(values[-1], dict) and not said_error:
-        # LangGraph: the last `values` event is the thread's state after the run.
+    if values and isinstance(values[-1], dict) and not any(e.event == "error" for e in events):
         state = api.get(f"{flow.THREADS}/{thread_id}/state")
         got = (flow.json_of(state) or {}).get("values") if flow.is_success(state) else None
         findings.expect(
@@ -108,6 +83,7 @@ def check_agreement(api, thread_id: str, run_id: str, events: list[SseEvent], re
 @pytest.mark.req(
     *STREAMED,
     "RUN-STREAM-ENDS",
+    "RUN-STREAM-AGREES",
     "RUN-JOIN-RESUME",
     "RUN-JOIN-REPLAY",
 )
@@ -116,13 +92,13 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
 ):
     thread_id = flow.create_thread(api, ledger)
     drop = drop_point(suite_settings.seed, "join", 2, RESUME_WORDS - 20)
-    body = flow.run_body(agent, ledger, RESUME_WORDS)
+    body = flow.run_body(agent, RESUME_WORDS, flow.RESUMABLE)
     started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
     first, run_id = started.read, started.run_id
     flow.need_events(first, 2, "resuming a join after some of them")
     # A stream that ended before the drop point is resumed from its middle instead.
-    seen = first.events if first.cut else first.events[: max(1, len(first.events) // 2)]
-    last_id = seen[-1].id if seen else ""
+    seen = first.events if first.cut else first.events[: max(2, len(first.events) // 2)]
+    last_id = flow.last_named(seen)
     findings.require(
         "RUN-STREAM-EVENT-IDS",
         bool(last_id),
@@ -141,6 +117,9 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
     full = replay(api, thread_id, run_id, suite_settings)
     for what, read in (("the POST stream", first), ("the join", joined), ("the replay", full)):
         flow.check_event_ids(read.events, what, read.exchange)
+    agreements = Agreements(api, thread_id)
+    agreements.sample(run_id, [*seen, *joined.events])
+    agreements.judge()
     replay_ok = check_replay(seen, joined.events, full)
     where = f"dropped after event {len(seen)} (id {last_id!r}, seed {suite_settings.seed})"
     received = {"entry": findings.index(first.entry), "to": len(seen)}
@@ -156,11 +135,14 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
         truth = f"exactly the events after {last_id!r}: {flow.shown(full.events[len(seen) :])}"
         truth += f" ({where})"
     else:  # no replay: one join from the first event received sends the same, after it
-        since = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": seen[0].id})
-        expected, got = [{"entry": findings.index(since.entry)}], [{**received, "from": 1}, *got]
+        start = next(i for i, e in enumerate(seen) if e.own_id and e.id)
+        since_id = seen[start].id
+        since = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": since_id})
+        expected = [{"entry": findings.index(since.entry)}]
+        got = [{**received, "from": start + 1}, *got]
         truth = (
-            f"after {seen[0].id!r}, the events received then those of the join, as one join "
-            f"from {seen[0].id!r} sends them: {flow.shown(since.events)} ({where}; no replay)"
+            f"after {since_id!r}, the events received then those of the join, as one join "
+            f"from {since_id!r} sends them: {flow.shown(since.events)} ({where}; no replay)"
         )
     findings.judge(
         "RUN-JOIN-RESUME",
@@ -172,7 +154,7 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
 
 def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
     """RUN-JOIN-REPLAY: a join without last-event-id after the run sends all from the first."""
-    ids = [e.id for e in full.events]
+    ids = [e.id for e in rejudge.named(full.events)]
     ok = findings.expect(
         "RUN-JOIN-REPLAY",
         flow.keys(full.events[: len(seen)]) == flow.keys(seen),
@@ -213,17 +195,18 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
 # time-based) no new event matches and the answer must still be an unbroken tail of the replay.
 @pytest.mark.req(
     *STREAMED,
+    "RUN-STREAM-AGREES",
     "RUN-STREAM-RESUME",
     "RUN-JOIN-REPLAY",
 )
 def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledger, suite_settings):
     thread_id = flow.create_thread(api, ledger)
-    body = flow.run_body(agent, ledger, STREAM_WORDS)
-    drop = drop_point(suite_settings.seed, "post", 1, STREAM_WORDS)
+    body = flow.run_body(agent, STREAM_WORDS, flow.MANY_EVENTS)
+    drop = drop_point(suite_settings.seed, "post", 2, STREAM_WORDS)
     started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
     first, first_run = started.read, started.run_id
     flow.need_events(first, 2, "resuming a POST stream from one of them")
-    last_id = first.events[-1].id if first.events else ""
+    last_id = flow.last_named(first.events)
     findings.require(
         "RUN-STREAM-EVENT-IDS",
         bool(last_id),
@@ -244,6 +227,9 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
     flow.check_event_ids(resumed.events, "the resumed POST stream", resumed.exchange)
     flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
+    agreements = Agreements(api, thread_id)
+    agreements.sample(run_id, full.events if full.closed_by_server else resumed.events)
+    agreements.judge()
     replayed = findings.expect(
         "RUN-JOIN-REPLAY",
         full.closed_by_server
@@ -278,22 +264,24 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
 
 def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, where: str) -> None:
     """RUN-STREAM-RESUME measured by the new run's replay: exactly its events after `last_id`, or
-    (an id that is none of its ids) an unbroken tail of them."""
+    (an id that is none of its ids) an unbroken tail of them. Only the events a client can name
+    are compared (a frame without an id is each connection's own)."""
+    events, got = rejudge.named(events), rejudge.named(resumed.events)
     ids = [e.id for e in events]
     if last_id in ids:
         expected = events[ids.index(last_id) + 1 :]
         findings.expect(
             "RUN-STREAM-RESUME",
-            flow.keys(resumed.events) == flow.keys(expected),
+            flow.keys(got) == flow.keys(expected),
             f"only the events after {where}: {flow.shown(expected)}",
             flow.shown(resumed.events),
             resumed.exchange,
         )
         return
-    tail = events[len(events) - len(resumed.events) :] if resumed.events else []
+    tail = events[len(events) - len(got) :] if got else []
     findings.expect(
         "RUN-STREAM-RESUME",
-        bool(resumed.events) and flow.keys(resumed.events) == flow.keys(tail),
+        bool(got) and flow.keys(got) == flow.keys(tail),
         f"an unbroken tail of the new run's events ({where} is none of its ids)",
         flow.shown(resumed.events),
         resumed.exchange,

@@ -14,6 +14,7 @@ import pytest
 from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import is_client_error, json_of
 from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.flows.control import finished_run
 
 FORMATS = ("%Y-%m-%dT%H:00:00Z", "%Y-%m-%d %H")  # ISO 8601, then the deployed hour format
 
@@ -41,23 +42,17 @@ def read_usage(api, thread_id: str) -> tuple[httpx.Response, dict[str, str]]:
     return response, params
 
 
-def finished_run(api, agent, ledger, suite_settings) -> str:
+def thread_with_a_finished_run(api, agent, ledger, suite_settings) -> str:
+    """A thread with a run known to be over, made the first way the run control found working."""
     thread_id = flow.create_thread(api, ledger)
-    response = api.post(
-        flow.runs_url(thread_id, tail="/wait"),
-        json=flow.run_body(agent, ledger, 10),
-        timeout=suite_settings.process_timeout,
-    )
-    findings.require_success("RUN-STATUS", response, 201)
-    # Usage is judged on a run known to be over, whatever runs/wait did.
-    for run_id in flow.list_run_ids(api, thread_id):
-        flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
+    run_id = finished_run(agent, thread_id)
+    flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     return thread_id
 
 
-@pytest.mark.req("THR-STATUS", "RUN-STATUS", "USAGE-STATUS", "USAGE-ROWS")
+@pytest.mark.req("THR-STATUS", "USAGE-STATUS", "USAGE-ROWS")
 def test_usage_over_a_finished_run_answers_token_rows(api, agent, ledger, suite_settings):
-    thread_id = finished_run(api, agent, ledger, suite_settings)
+    thread_id = thread_with_a_finished_run(api, agent, ledger, suite_settings)
     response, params = read_usage(api, thread_id)
     findings.require_success("USAGE-STATUS", response, 200)
     rows = flow.list_of(json_of(response))

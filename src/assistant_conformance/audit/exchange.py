@@ -31,6 +31,8 @@ from assistant_conformance.suite.charges import (
     NO_5XX,
     SHAPE,
 )
+from assistant_conformance.suite.doors_judged import CROSS_CUTTING, STRICT_JSON
+from assistant_conformance.suite.observe import JSON_UNDECLARED, NOT_CHALLENGED
 from assistant_conformance.suite.openapi import Operation
 
 NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
@@ -39,13 +41,9 @@ NOT_THERE = (405, 501)  # the operation is not implemented: nothing to refuse (s
 LAST_EVENT_ID_NOT_CREDENTIAL = "AUTH-LAST-EVENT-ID-NOT-CREDENTIAL"
 EVENT_IDS, STREAM_ENDS = "RUN-STREAM-EVENT-IDS", "RUN-STREAM-ENDS"
 SERVER_KEPT_OPEN = (sse.OPEN_AFTER_END, sse.OPEN_AFTER_RUN)  # cuts that are the server's doing
-STRICT_JSON = "a JSON body by RFC 8259: UTF-8, no NaN or Infinity"
-# The doors' rules of every answer of a kind (suite/door.py observe_answer), in the words a run
-# judges them by: requirement, expected, the header a check reads, its pattern.
-CHALLENGE = ("AUTH-WWW-AUTHENTICATE", "a 401 with a WWW-Authenticate header naming Bearer",
-             "www-authenticate", r"(^|,)\s*bearer(\s|,|$)")  # fmt: skip
-JSON_DECLARED = ("ROBUST-JSON-CONTENT-TYPE", "a JSON body declared application/json",
-                 "content-type", "json")  # fmt: skip
+# The doors' rules of every answer of a kind, in the words a run judges them by (requirement,
+# expected, the header a check reads, its pattern): suite/doors_judged.py's.
+CHALLENGE, JSON_DECLARED = CROSS_CUTTING[NOT_CHALLENGED], CROSS_CUTTING[JSON_UNDECLARED]
 
 
 def judged(capture: Capture, index: int, op: Operation | None) -> list[Judgement]:

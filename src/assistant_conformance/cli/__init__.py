@@ -4,10 +4,14 @@
     assistant-conformance matrix FILE [...]                       the suite against several targets
     assistant-conformance replay REPORT_DIR [FINDING-ID ...]      reproduce findings of a report
     assistant-conformance merge DIR... [--report-dir OUT]         one run's reports from its shards
+    assistant-conformance audit FILE.har... [--report-dir DIR]    judge recorded exchanges
+    assistant-conformance proxy --upstream URL [--port N]         judge live traffic as it passes
     assistant-conformance --version                               the suite's version and hashes
 
 An unknown verb or option prints the usage and exits 4 (report/exits.py). Each verb imports what
-it needs when it runs: `run` hands pytest a process that has not loaded its plugins yet.
+it needs when it runs: `run` hands pytest a process that has not loaded its plugins yet. Output
+into a pipe its reader closed (`| head -1`) ends a command quietly, exit 141; `run` goes on to its
+end unheard, with the run's own exit status (report/pipe.py).
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from __future__ import annotations
 import sys
 
 from assistant_conformance import __version__
+from assistant_conformance.report import pipe
 from assistant_conformance.report.exits import Exit
 
-USAGE = "usage: assistant-conformance {run,matrix,replay,merge} ... | --version | --help"
+USAGE = (
+    "usage: assistant-conformance {run,matrix,replay,merge,audit,proxy} ... | --version | --help"
+)
 
 
 def version() -> str:
@@ -34,30 +41,50 @@ def version() -> str:
 
 def main(argv: list[str] | None = None, prog: str = "assistant-conformance") -> None:
     args = sys.argv[1:] if argv is None else argv
+    try:
+        try:
+            code = _verb(args, prog)
+        finally:  # here, not at exit (also after argparse's exits): a closed pipe is ours
+            sys.stdout.flush()
+    except BrokenPipeError:  # stdout's reader went away (`| head -1`): end quietly, as a writer
+        pipe.closed()  # SIGPIPE ended would (141); exit 1 would read as a finding (exits.py)
+        code = Exit.CLOSED_PIPE
+    sys.exit(code)
+
+
+def _verb(args: list[str], prog: str) -> int:
     verb, rest = (args[0], args[1:]) if args else ("", [])
     if verb in ("--version", "-V"):
         print(version())
-        sys.exit(Exit.CONFORMANT)
+        return Exit.CONFORMANT
     if verb in ("--help", "-h"):
         print(f"{USAGE}\n\n{__doc__}")
-        sys.exit(Exit.CONFORMANT)
+        return Exit.CONFORMANT
     if verb == "run":
         from assistant_conformance.cli import run
 
-        run.main(rest, prog=f"{prog} run")
+        run.main(rest, prog=f"{prog} run")  # becomes pytest: it does not return
     if verb == "replay":
         from assistant_conformance.cli import replay
 
-        sys.exit(replay.main(rest, prog=f"{prog} replay"))
+        return replay.main(rest, prog=f"{prog} replay")
     if verb == "merge":
         from assistant_conformance.cli import merge
 
-        sys.exit(merge.main(rest, prog=f"{prog} merge"))
+        return merge.main(rest, prog=f"{prog} merge")
+    if verb == "audit":
+        from assistant_conformance.cli import audit
+
+        return audit.main(rest, prog=f"{prog} audit")
+    if verb == "proxy":
+        from assistant_conformance.cli import proxy
+
+        return proxy.main(rest, prog=f"{prog} proxy")
     if verb == "matrix":
         from assistant_conformance.matrix import cli as matrix
 
-        sys.exit(matrix.run(rest, prog=f"{prog} matrix"))
+        return matrix.run(rest, prog=f"{prog} matrix")
     print(USAGE, file=sys.stderr)
     print(f"{prog}: error: {'unknown verb ' + repr(verb) if verb else 'a verb is needed'}",
           file=sys.stderr)  # fmt: skip
-    sys.exit(Exit.USAGE)
+    return Exit.USAGE

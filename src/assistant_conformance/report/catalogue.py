@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,9 @@ SPEC_DIR = bundle.spec_dir()
 CATALOGUE_PATH = SPEC_DIR / "requirements.yaml"
 OPENAPI_PATH = SPEC_DIR / "openapi.yaml"
 LEVELS = ("MUST", "SHOULD")
+# x-requirements keys (spec/openapi.yaml) whose requirement names every operation it is put on: it
+# passes only where each of them was exercised and kept it.
+NAMING = ("status", "no-body")
 
 
 @cache
@@ -51,6 +54,8 @@ class Catalogue:
     sections: dict[str, str]  # section key -> title
     requirements: dict[str, Requirement]
     section_groups: dict[str, str] = field(default_factory=dict)  # section key -> optional group
+    # requirement -> the operations (`METHOD /path`) it names, each of which its pass rests on
+    operations: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -92,6 +97,18 @@ def parse(data: dict) -> Catalogue:
     return Catalogue(sections=sections, requirements=requirements, section_groups=groups)
 
 
+def named_operations(document: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Each requirement an operation of the OpenAPI document names (NAMING) -> those operations."""
+    found: dict[str, list[str]] = {}
+    for path, item in document["paths"].items():
+        for method, raw in item.items():
+            named = raw.get("x-requirements", {}) if isinstance(raw, dict) else {}
+            for key in NAMING:
+                if key in named:
+                    found.setdefault(named[key], []).append(f"{method.upper()} {path}")
+    return {rid: tuple(ops) for rid, ops in found.items()}
+
+
 @cache
 def load(path: Path = CATALOGUE_PATH) -> Catalogue:
-    return parse(read_yaml(path))
+    return replace(parse(read_yaml(path)), operations=named_operations(read_yaml(OPENAPI_PATH)))

@@ -74,11 +74,23 @@ def runs_line(doc: dict[str, Any]) -> str | None:
     cost = f"{runs['total_seconds']:g} s in all"
     if runs["longest_seconds"] is not None:
         cost += f", the longest {runs['longest_seconds']:g} s"
+    refused = agent.get("refused_options") or {}
+    options = f"; options refused: {', '.join(sorted(refused))}" if refused else ""
     return (
         f"runs: {runs['started']} started with assistant {agent['name']} "
         f"({agent['assistant_id']}, {agent['how']}), input {agent['input_shape']}; "
-        f"statuses {statuses}; {cost}"
+        f"statuses {statuses}; {cost}{options}"
     )
+
+
+def absent_line(doc: dict[str, Any]) -> str | None:
+    """One line on the operations the target lacks (suite/absent.py: each a finding on its status
+    requirement), with what showed each; None when it lacks none (or the run did not look)."""
+    found = doc.get("absent_operations") or []
+    if not found:
+        return None
+    said = "; ".join(f"{a['reason']} ({a['requirement']})" for a in found)
+    return f"operations absent ({len(found)}): {said}"
 
 
 def transport_line(doc: dict[str, Any]) -> str | None:

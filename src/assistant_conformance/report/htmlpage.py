@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from assistant_conformance.report.document import (
+    absent_line,
     cleanup_lines,
     replay_command,
     runs_line,
@@ -116,6 +117,11 @@ def render(doc: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _absent(doc: dict[str, Any]) -> str:
+    line = absent_line(doc)
+    return line.partition(": ")[2] if line else "none found"
+
+
 def _badge(verdict: str) -> str:
     return f'<span class="badge v-{e(verdict)}">{e(verdict)}</span>'
 
@@ -133,6 +139,7 @@ def _summary(doc: dict[str, Any]) -> list[str]:
         f"<dt>Target</dt><dd>{e(doc['target'])}</dd>",
         f"<dt>Certification level</dt><dd><strong>{e(cert['level'])}</strong></dd>",
         f"<dt>Runs</dt><dd>{e((runs_line(doc) or 'none').removeprefix('runs: '))}</dd>",
+        f"<dt>Operations absent</dt><dd>{e(_absent(doc))}</dd>",
         f"<dt>Transport</dt><dd>{e((transport_line(doc) or 'plain').removeprefix('transport: '))}"
         "</dd>",
         f"<dt>Clean-up</dt><dd>{'<br>'.join(e(line) for line in cleanup_lines(doc)) or 'none'}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant_conformance.report.document import (
+    absent_line,
     cleanup_lines,
     replay_command,
     runs_line,
@@ -120,6 +121,8 @@ def _capabilities(doc: dict[str, Any]) -> list[str]:
     for name, status in groups.items():
         how = f" ({status['how']})" if status["how"] in ("declared", "detected") else ""
         lines.append(f"| {name} | {parts.get(name, '')} | {status['status']}{how} |")
+    if (lacking := absent_line(doc)) is not None:
+        lines += ["", cell(lacking, 1200)]
     return lines
 
 

@@ -33,6 +33,7 @@ class Finding:
     evidence: dict[str, Any] | None = None
     id: str = ""  # stable: the same requirement, operation and check at the same seed
     har: str = ""  # the exchanges that led to it, relative to the report folder
+    operation: str = ""  # `METHOD /path` of the request it judged, where it judged one
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

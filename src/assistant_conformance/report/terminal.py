@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from assistant_conformance.report.document import (
+    absent_line,
     cleanup_lines,
     replay_command,
     runs_line,
@@ -39,6 +40,8 @@ def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -
         for name, s in doc["capabilities"].items()
     )
     tr.write_line(f"capability groups: {groups}")
+    if (lacking := absent_line(doc)) is not None:
+        tr.write_line(lacking)
     tr.write_line(f"certification level: {doc['certification']['level']}")
     if (runs := runs_line(doc)) is not None:
         tr.write_line(runs)

@@ -101,9 +101,36 @@ def requirement_results(
                 result.reason = min(reasons[rid])[1]
             if result.verdict not in (SKIP, ERROR):
                 result.reason = ""
+            if result.verdict == PASS:
+                _rest_on_named(result, catalogue.operations.get(rid, ()), tests)
         elif catalogue[rid].pending:
             result.verdict = PENDING
     return results
+
+
+def _rest_on_named(
+    result: RequirementResult, named: tuple[str, ...], tests: list[TestResult]
+) -> None:
+    """A requirement that names operations passes only where each of them kept it; else it is
+    not judged, and says on which it was not exercised (and why, where a test said)."""
+    kept: set[str] = set()
+    why: dict[str, str] = {}
+    for test in tests:
+        for f in test.findings:
+            if f.requirement == result.id and f.operation:
+                if f.verdict == PASS:
+                    kept.add(f.operation)
+                elif f.verdict == SKIP:
+                    why.setdefault(f.operation, f.actual)
+    missing = [op for op in named if op not in kept]
+    if missing:
+        result.verdict = SKIP
+        shown = "; ".join(f"{op} ({why[op]})" if op in why else op for op in missing[:8])
+        more = f" and {len(missing) - 8} more" if len(missing) > 8 else ""
+        result.reason = (
+            f"not exercised on {len(missing)} of the {len(named)} operations it names: "
+            f"{shown}{more}"
+        )
 
 
 def _apply_capabilities(

@@ -1,13 +1,7 @@
-"""The one place that judges what the doors and schemathesis saw: each observation, fault and
-check failure becomes a finding on one requirement here (the scenario flows and tests judge
+"""The judge of what schemathesis saw: each check failure becomes a finding on one requirement
+here (what the doors saw is judged in suite/doors_judged.py; the scenario flows and tests judge
 their own behaviours with suite/findings.py, naming their requirements).
 
-- A fault (no answer within the run's bounds, suite/observe.py) is charged to the operation's
-  success status (MUST for requests that follow the document); for input sent to break the
-  document (`breaking_input`), to the requirement judged of such input; for a request without a
-  credential of the run, to AUTH-401; off the document's operations, to ROBUST-RESPONSE-SHAPE.
-- A JSON body or event data that is JSON only by Python's reading: ROBUST-RESPONSE-SHAPE (SHOULD:
-  RFC 8259 is what "JSON" means), each distinct problem once per test.
 - A schemathesis check failure: the refinements below (which rule of the document a negative
   case broke), then the operation's own requirements in spec/openapi.yaml (`x-requirements`),
   then EVERY_OPERATION.
@@ -17,7 +11,9 @@ charged to the rule the input broke: the Knowledgebase body (enum -> KB-ALLOWED-
 format -> KB-UUID-FORMAT, type -> KB-FIELD-TYPES), the bulk array, the process array of strings,
 a missing body, the required query parameters; anything else is ROBUST-BAD-INPUT-4XX. `null` in
 an interpreted body, unknown parameters and a missing `last-event-id` are not asked about. A 5xx
-on negative or interpreted input is ROBUST-NO-5XX only; a non-JSON 4xx is ROBUST-ERROR-JSON.
+on negative or interpreted input is ROBUST-NO-5XX only; a non-JSON 4xx is ROBUST-ERROR-JSON. An
+operation's status is judged only on requests the document shows valid: not on a path id the run
+neither created nor followed a link to (a generated `0` names nothing; a 5xx there: ROBUST-NO-5XX).
 Each finding carries how a replay judges it again (suite/replay.py).
 """
 
@@ -37,19 +33,9 @@ from schemathesis.openapi.checks import (
     UseAfterFree,
 )
 
-from assistant_conformance.report import redact
-from assistant_conformance.suite import findings
-from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.findings import TestRecord
-from assistant_conformance.suite.observe import (
-    CUT,
-    LARGE,
-    NOT_STRICT_JSON,
-    SILENT,
-    SLOW,
-    AnswerFault,
-)
-from assistant_conformance.suite.openapi import Operation, by_id, by_label, operation_label
+from assistant_conformance.suite import strictjson
+from assistant_conformance.suite.answers import error_message
+from assistant_conformance.suite.openapi import Operation, by_id, by_label
 from assistant_conformance.suite.property.cases import (
     LAST_EVENT_ID,
     Negation,
@@ -90,14 +76,7 @@ CONTROLLED = frozenset(
     | {op.requirements["query"] for op in by_label().values() if "query" in op.requirements}
 )
 
-STRICT_JSON = "a JSON body by RFC 8259: UTF-8, no NaN or Infinity"
 FINDINGS_PER_REQUIREMENT = 5  # per test: the first few distinct ones, not a flood
-FAULT_EXPECTED = {
-    LARGE: "an answer the suite can read whole",
-    SLOW: "a whole answer within --request-timeout",
-    SILENT: "an answer within --request-timeout",
-    CUT: "a complete answer (RFC 9112 §8)",
-}
 # What each schemathesis check expects, for the failure text.
 EXPECTED = {
     "not_a_server_error": "no 5xx answer",
@@ -112,53 +91,6 @@ EXPECTED = {
     "ensure_resource_availability": "the resource just created can be used",
 }
 ERROR_JSON_EXPECTED = "a 4xx answer with a JSON body, declared application/json"
-
-
-# --- what the doors saw ---------------------------------------------------------------------------
-
-
-def with_run_credential(evidence: Exchange) -> bool:
-    """Whether a request carried a bearer credential the run holds (registered as a secret)."""
-    sent = {k.lower(): v for k, v in evidence.request_headers.items()}
-    scheme, _, credential = sent.get("authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and redact.is_secret(credential.strip())
-
-
-def fault_requirement(fault: AnswerFault) -> str:
-    """The requirement a fault is charged to (see the module docstring)."""
-    if fault.breaking:
-        return fault.breaking
-    if not with_run_credential(fault.evidence):
-        return AUTH_401
-    path = urlsplit(fault.evidence.url).path
-    op = by_label().get(operation_label(fault.evidence.method, path))
-    return op.status_requirement if op else SHAPE
-
-
-def fault_check(kind: str) -> findings.Check:
-    """A replay's check of a fault: the same request answered whole within the bounds."""
-    trail = record.exchanges if (record := findings.recorded()) else []
-    faulted = [i for i, entry in enumerate(trail) if entry.fault == kind] or [len(trail) - 1]
-    return {"kind": "answer", "entry": faulted[-1]}
-
-
-def charge_fault(fault: AnswerFault) -> str:
-    """Record a fault of the target's answer in the running test; answer the requirement."""
-    requirement = fault_requirement(fault)
-    expected = FAULT_EXPECTED[fault.kind]
-    findings.charged(requirement, expected, fault.what, fault.evidence, fault_check(fault.kind))
-    return requirement
-
-
-def settle(record: TestRecord) -> None:
-    """The doors' observations of a test as its findings: each distinct problem once, at most
-    FINDINGS_PER_REQUIREMENT."""
-    keys = list(dict.fromkeys(o.key for o in record.observations if o.kind == NOT_STRICT_JSON))
-    for key in keys[:FINDINGS_PER_REQUIREMENT]:
-        found = next(o for o in record.observations if o.key == key)
-        check = {"kind": "strict-json", "entry": record.entry(found.entry)}
-        findings.charged(SHAPE, STRICT_JSON, found.what, found.evidence, check)
-    record.observations.clear()
 
 
 # --- schemathesis' checks (the property layer) ----------------------------------------------------
@@ -197,8 +129,12 @@ def gone_requirement(op: Operation) -> str | None:
     return op.requirements.get("deleted")
 
 
-def check_failure(check: str, case: Case, response: Response, failure: Failure) -> str | None:
-    """The requirement a check failure is a finding against; None where the suite may not ask."""
+def check_failure(
+    check: str, case: Case, response: Response, failure: Failure, known: bool = True
+) -> str | None:
+    """The requirement a check failure is a finding against; None where the suite may not ask.
+    `known`: every path id names what the run created or followed a link to (else the request
+    is none the document shows valid: its status is not judged, a 5xx is ROBUST-NO-5XX's)."""
     op = by_id(operation_id(case))
     negative = case.meta is not None and case.meta.generation.mode.is_negative
     if check == "negative_data_rejection":
@@ -206,6 +142,8 @@ def check_failure(check: str, case: Case, response: Response, failure: Failure) 
     if check == "positive_data_acceptance":
         return POSITIVE.get(op.body_kind)
     if check == "missing_required_header" and isinstance(failure, MissingHeaderNotRejected):
+        if failure.status_code in (405, 501):
+            return None  # the operation is not there to refuse anything (suite/absent.py)
         return _auth_requirement(failure.header_name, failure.status_code)
     if check == "ignored_auth" and isinstance(failure, IgnoredAuth):
         status = re.search(r"got `(\d{3})", failure.message)
@@ -214,6 +152,8 @@ def check_failure(check: str, case: Case, response: Response, failure: Failure) 
             return INVALID
         return _auth_requirement("authorization", code)
     if check == "status_code_conformance":
+        if not known:
+            return None  # e.g. `0` for an id: the document shows no request on it
         if (negative or op.body_kind == "interpreted") and response.status_code >= 500:
             return None  # ROBUST-NO-5XX: the input is not one the document states
         return op.status_requirement
@@ -236,7 +176,7 @@ def check_failure(check: str, case: Case, response: Response, failure: Failure) 
     return op.status_requirement
 
 
-def check_passed(check: str, case: Case, response: Response) -> list[str]:
+def check_passed(check: str, case: Case, response: Response, known: bool = True) -> list[str]:
     """What a check that ran and did not fail shows to hold, where it exercised the behaviour:
     the documented success status on a 2xx, a JSON answer of the right type and shape on a 2xx,
     a rejection of input that breaks the document, a valid body accepted, no 5xx for malformed
@@ -244,7 +184,9 @@ def check_passed(check: str, case: Case, response: Response) -> list[str]:
     op = by_id(operation_id(case))
     success = 200 <= response.status_code < 300
     negative = case.meta is not None and case.meta.generation.mode.is_negative
-    if check == "status_code_conformance" and success and not negative:
+    if success and response.content and _error_answer(response):
+        return []  # an error object under a success status: nothing was shown to hold
+    if check == "status_code_conformance" and success and not negative and known:
         return [op.status_requirement]
     if check in ("content_type_conformance", "response_schema_conformance") and success:
         found = for_check(check, op)
@@ -259,6 +201,10 @@ def check_passed(check: str, case: Case, response: Response) -> list[str]:
     if check == "ignored_auth":
         return [MISSING, INVALID]
     return []
+
+
+def _error_answer(response: Response) -> bool:
+    return error_message(strictjson.lenient(response.content)) is not None
 
 
 def _auth_requirement(header: str, status: int) -> str | None:

@@ -15,6 +15,7 @@ goes on the running test's trail (suite/trail.py), its fault included.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -113,6 +114,39 @@ def json_of_body(
     return strictjson.lenient(content)
 
 
+BEARER = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
+
+
+def observe_answer(
+    label: str,
+    status: int,
+    headers: dict[str, str],
+    content: bytes,
+    exchange: Callable[[], Exchange],
+    entry: trail.Entry | None = None,
+) -> None:
+    """Record what every answer of its kind must keep: a 2xx JSON object or array declared JSON,
+    a 401 naming the Bearer scheme in WWW-Authenticate."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    content_type = lower.get("content-type", "")
+    if 200 <= status < 300 and not strictjson.is_json(content_type):
+        head = content.lstrip()[:1]
+        if head in (b"{", b"[") and strictjson.read(content)[0] is not None:
+            declared = f"declared {content_type}" if content_type else "with no Content-Type"
+            what = f"{label}: HTTP {status}; a JSON body {declared}"
+            seen = observe.Observation(observe.JSON_UNDECLARED, what, exchange(), label, entry)
+            observe.seen(seen)
+    if status == 401:
+        challenge = lower.get("www-authenticate", "")
+        kind = observe.CHALLENGED if BEARER.search(challenge) else observe.NOT_CHALLENGED
+        what = (
+            f"{label}: HTTP 401 with WWW-Authenticate {challenge!r}"
+            if challenge
+            else (f"{label}: HTTP 401 without a WWW-Authenticate header")
+        )
+        observe.seen(observe.Observation(kind, what, exchange(), label, entry))
+
+
 class CappedStream(httpx.SyncByteStream):
     """An event stream's body, passed to its reader as it arrives but only up to `cap` bytes:
     past it, a LARGE fault, so memory stays bounded."""
@@ -195,6 +229,8 @@ class BoundedTransport(httpx.BaseTransport):
         entry.take(whole.content)
         entry.ended()
         whole.request = request  # the client sets it later; evidence needs it now
+        observe_answer(label, whole.status_code, headers, whole.content,
+                       lambda: Exchange.of(whole), entry)  # fmt: skip
         whole.extensions = {
             **whole.extensions,
             trail.ENTRY: entry,

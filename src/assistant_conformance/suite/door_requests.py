@@ -12,7 +12,7 @@ import requests
 import urllib3
 
 from assistant_conformance.suite import trail
-from assistant_conformance.suite.door import json_of_body, read_bounded
+from assistant_conformance.suite.door import json_of_body, observe_answer, read_bounded
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.observe import LARGE, AnswerFault
 from assistant_conformance.suite.openapi import operation_label
@@ -84,14 +84,13 @@ def read_requests_body(
         response.close()
         entry.ended()
     entry.take(response.content)
-    json_of_body(
-        response.content,
-        content_type,
-        label,
-        response.status_code,
-        lambda: requests_evidence(request, response, response.text[:600]),
-        entry,
-    )
+
+    def answered() -> Exchange:
+        return requests_evidence(request, response, response.text[:600])
+
+    observe_answer(label, response.status_code, dict(response.headers), response.content,
+                   answered, entry)  # fmt: skip
+    json_of_body(response.content, content_type, label, response.status_code, answered, entry)
 
 
 class _CappedRaw:

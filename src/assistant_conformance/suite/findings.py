@@ -20,13 +20,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
 from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
-from assistant_conformance.suite import observe, rejudge, trail
+from assistant_conformance.suite import absent, observe, rejudge, trail
+from assistant_conformance.suite.answers import error_in
 from assistant_conformance.suite.exchange import Exchange, describe
 from assistant_conformance.suite.observe import Observation
 from assistant_conformance.suite.openapi import by_label, match_path, operation_label
@@ -109,6 +111,7 @@ def _record(
     response: object,
     check: Check | None = None,
     span: tuple[int, int] | None = None,
+    operation: str | None = None,
 ) -> Finding:
     record = current()
     requirement = load()[req_id]
@@ -124,6 +127,7 @@ def _record(
     finding = Finding(
         req_id, verdict, expected, "" if ok else describe(actual), evidence if not ok else None
     )
+    finding.operation = operation or _label(response)
     record.findings.append(finding)
     if not ok:  # by default, judged again by its test's own code
         start, end = span or (record.window, len(record.exchanges))
@@ -140,11 +144,22 @@ def expect(
     *,
     check: Check | None = None,
     span: tuple[int, int] | None = None,
+    operation: str | None = None,
 ) -> bool:
     """Record whether requirement `req_id` held here; answer `ok` so callers can branch on it.
-    `check` says how a replay judges it again (by default: its test, run again)."""
-    _record(req_id, bool(ok), expected, actual, response, check, span)
+    `check` says how a replay judges it again (by default: its test, run again); `operation`
+    (`METHOD /path`) which operation it was judged on, where `response` does not say."""
+    _record(req_id, bool(ok), expected, actual, response, check, span, operation)
     return bool(ok)
+
+
+def _label(response: object) -> str:
+    """`METHOD /path/{template}` of the request behind an answer or exchange ("" for none)."""
+    if isinstance(response, httpx.Response):
+        return operation_of(response)
+    if isinstance(response, Exchange):
+        return operation_label(response.method, urlsplit(response.url).path)
+    return ""
 
 
 def index(of: object) -> int:
@@ -168,16 +183,22 @@ def require(
 
 
 def charged(
-    req_id: str, expected: str, actual: object, response: object, check: Check | None = None
+    req_id: str,
+    expected: str,
+    actual: object,
+    response: object,
+    check: Check | None = None,
+    *,
+    ok: bool = False,
 ) -> None:
-    """A failure the judge (suite/charges.py) charges from what the doors saw, whichever test
-    sent the request: no test has to name the requirement. Outside a test (a fixture's set-up)
-    there is no record to charge, and it is dropped."""
+    """A failure (or, `ok`, a pass) the judge (suite/charges.py) charges from what the doors saw,
+    whichever test sent the request: no test has to name the requirement. Outside a test (a
+    fixture's set-up) there is no record to charge, and it is dropped."""
     record = _current.get()
     if record is None:
         return
     record.allowed = record.allowed | {req_id}
-    _record(req_id, False, expected, actual, response, check)
+    _record(req_id, ok, expected, actual, response, check)
 
 
 def not_judged(req_id: str, reason: str) -> None:
@@ -216,25 +237,54 @@ def expect_rejected(
 
 
 def expect_status(req_id: str, response: httpx.Response, *statuses: int) -> bool:
-    """The status expected. Where that is a success, a refusal (non-2xx) of a body the document
-    leaves unspecified is no finding: the suite sent its own reading of it (not judged)."""
+    """The status expected. Where that is a success: a 2xx carrying an error object instead is
+    no success (its message quoted); a 4xx to a body the document leaves unspecified is no finding
+    (the suite sent its own reading of it: not judged); a 5xx is never a refusal of input."""
     success_wanted = all(200 <= s < 300 for s in statuses)
-    if success_wanted and not 200 <= response.status_code < 300 and guessed_body(response):
-        not_judged(req_id, f"not judged: {_refused_guess(response)}")
-        return False
     wanted = " or ".join(str(s) for s in statuses)
     check = {"kind": "status", "entry": current().entry(response), "statuses": list(statuses)}
+    if success_wanted and (why := absent.unimplemented(response)):
+        expected = f"HTTP {wanted}: the operation implemented"
+        return expect(req_id, False, expected, why, response, check=check)
+    if success_wanted and refused_reading(response):
+        not_judged(req_id, f"not judged: {_refused_guess(response)}")
+        return False
+    error = error_in(response) if success_wanted else None
+    if error is not None:
+        actual = f"HTTP {response.status_code} carrying an error instead of a result: {error}"
+        return expect(req_id, False, f"HTTP {wanted} with its result", actual, response)
     ok = response.status_code in statuses
     return expect(req_id, ok, f"HTTP {wanted}", response, response, check=check)
 
 
+def expect_success(req_id: str, response: httpx.Response, what: str) -> bool:
+    """A 2xx with its result (not an error object under a success status), for `what`."""
+    error = error_in(response)
+    if error is not None:
+        actual = f"HTTP {response.status_code} carrying an error instead of a result: {error}"
+        return expect(req_id, False, f"{what}: HTTP 2xx with its result", actual, response)
+    ok = 200 <= response.status_code < 300
+    return expect(req_id, ok, f"{what}: HTTP 2xx", response, response)
+
+
+def refused_reading(response: httpx.Response) -> bool:
+    """A 4xx to a body the document leaves unspecified (the suite's reading of it): the target
+    may read that body otherwise. A 5xx is a fault, never such a refusal."""
+    return (
+        400 <= response.status_code < 500
+        and guessed_body(response)
+        and absent.unimplemented(response) is None
+    )
+
+
 def require_success(req_id: str, response: httpx.Response, status: int) -> None:
     """Record the status requirement; go on after any 2xx (a 200 for a 201 is reported)."""
-    expect_status(req_id, response, status)
+    if not expect_status(req_id, response, status) and error_in(response) is not None:
+        raise Blocked(f"not judged: {req_id} failed first (an error under HTTP 2xx)")
     if not 200 <= response.status_code < 300:
-        why = (
+        why = absent.unimplemented(response) or (
             _refused_guess(response)
-            if guessed_body(response)
+            if refused_reading(response)
             else f"{operation_of(response)} answered {response.status_code} to a valid request "
             f"({req_id})"
         )

@@ -14,7 +14,8 @@ from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite import capabilities, guard, safety
 from assistant_conformance.suite.collect import requirement_ids
-from assistant_conformance.suite.flows.agent import Agent, agent_record, resolve, runs_started
+from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
+from assistant_conformance.suite.flows.control import resolve
 from assistant_conformance.suite.keys import run_state
 from assistant_conformance.suite.ledger import ALT, ANONYMOUS, MAIN, Ledger
 from assistant_conformance.suite.settings import SuiteSettings
@@ -47,6 +48,9 @@ def target(
         reason = redact.text(str(exc))
         run_state(pytestconfig).stopped = reason
         pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+    state = run_state(pytestconfig)
+    state.lacking = opened.lacking
+    state.add("absent", *(a.as_dict() for a in opened.lacking))
     yield opened
     opened.stop()
 

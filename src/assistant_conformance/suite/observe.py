@@ -5,9 +5,10 @@ count and record; they judge nothing and name no requirement. What they see that
 finding reaches the judge in one of two ways:
 - raised: an AnswerFault, when no answer was received within the run's bounds (too slow, too
   large, incomplete): the request cannot go on;
-- recorded: an Observation of the test that is running (`seen`), when the answer came but is
-  not what every client can read (a JSON body that is not strict JSON). Outside a test (a
-  fixture's set-up, the clean-up) nothing collects them and they are dropped.
+- recorded: an Observation of the test that is running (`seen`), when the answer came and tells
+  something every answer of its kind must keep, whichever test got it: a JSON body that is not
+  strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
+  challenge. Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
 `breaking_input` marks the requests of a block as sent to break the document on purpose, so that
 a fault of their answers is judged as the answer to such input.
@@ -26,6 +27,8 @@ from assistant_conformance.suite.exchange import Exchange
 # Kinds of fault (no answer within the bounds) and of observation.
 SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
 NOT_STRICT_JSON = "not strict JSON"
+JSON_UNDECLARED = "JSON not declared"  # a 2xx JSON object or array under another Content-Type
+CHALLENGED, NOT_CHALLENGED = "401 with a challenge", "401 without a challenge"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import pytest
 from assistant_conformance.report import (
     baseline,
     integrations,
+    pipe,
     redact,
     terminal_summary,
     write_all,
@@ -25,8 +26,8 @@ from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import Gate
 from assistant_conformance.suite import (
     capabilities,
-    charges,
     collect,
+    doors_judged,
     findings,
     har,
     identity,
@@ -65,6 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml and allure-pytest read their options
 def pytest_configure(config: pytest.Config) -> None:
+    pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe does not end the run
     config.addinivalue_line(
         "markers", "req(*ids): requirement IDs (spec/requirements.yaml) the test checks"
     )
@@ -171,13 +173,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         try:
             return (yield)
         except AnswerFault as fault:  # the target's fault, not the suite's: a finding
-            charged = charges.charge_fault(fault)
+            charged = doors_judged.charge_fault(fault)
             raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
         finally:
             try:
                 record.finish()  # judgements held until the test's end (the property layer's)
             finally:
-                charges.settle(record)  # what the doors observed during the test
+                doors_judged.settle(record)  # what the doors observed during the test
+                if state.active:  # the operations its exchanges show absent (suite/absent.py)
+                    guard = state.safety.guard if state.safety else None
+                    probed = {a.operation for a in state.lacking}
+                    lacking = doors_judged.charge_absent(
+                        record, guard.seen if guard else (), probed
+                    )
+                    state.add("absent", *(a.as_dict() for a in lacking))
                 ledger = state.safety.ledger if state.safety else None
                 target = ledger.target if ledger else settings.base_url or ""
                 prefix = ledger.run_prefix if ledger else ""

@@ -9,9 +9,10 @@ Kinds (`entry`: a trail index; a sequence of events: [{"entry", "from", "to"}, .
 - answer {entry}: a whole answer within the bounds (no fault of the door);
 - header {entry, name, pattern, ignore_case}: a header of the answer matches a pattern;
 - strict-json {entry}: a JSON body (or every event's data) that is RFC 8259 JSON;
-- stream-ends {entry}: the server ended the stream; event-ids {entry}: every event had its id;
-- events-equal {got, expected}: the same events (id, name, data); events-new {got, seen}: no
-  event of `got` has an id of `seen`;
+- stream-ends {entry}: the server ended the stream; event-ids {entry}: every event had its id
+  (an opening frame without one excepted, see `unnamed`);
+- events-equal {got, expected}: the same events (id, name, data), of those that carry an id
+  (`named`); events-new {got, seen}: no event of `got` has an id of `seen`;
 - field {entry, key, in | not_in}: a value of the JSON body (`key` dotted) in (or not in) a set;
 - counts {entries, equals}: the lengths of list answers (a bare array, or its `items`);
   listed {entries, key, equals}: the `key` values of their items, together, in any order;
@@ -30,6 +31,7 @@ from typing import Any
 from assistant_conformance.suite import strictjson
 from assistant_conformance.suite.sse import SseEvent, parse
 from assistant_conformance.suite.trail import Entry
+from assistant_conformance.suite.varying import masked, varying
 
 Check = dict[str, Any]
 TERMINAL_RUN = ("success", "error", "timeout", "interrupted")
@@ -58,6 +60,21 @@ def event_key(event: SseEvent) -> tuple[str, str, str]:
     except ValueError:
         data = event.data
     return event.id, event.event, data
+
+
+def named(events: Sequence[SseEvent]) -> list[SseEvent]:
+    """The events a client can name (each carries its own id): what resumption is about. Where no
+    event carries one, all of them (then the ids are judged missing by RUN-STREAM-EVENT-IDS)."""
+    found = [e for e in events if e.own_id and e.id]
+    return found if found else list(events)
+
+
+def unnamed(events: Sequence[SseEvent]) -> list[str]:
+    """The events without an id of their own, but an opening frame: a server may greet each
+    connection with a frame of its own (metadata, a counter) before the run's named events."""
+    missing = [f"#{i} {e.event}" for i, e in enumerate(events) if not (e.own_id and e.id)]
+    opening = bool(events) and not events[0].own_id and any(e.own_id and e.id for e in events)
+    return missing[1:] if opening else missing
 
 
 def shown(events: Sequence[SseEvent]) -> list[str]:
@@ -145,8 +162,7 @@ def _stream_ends(check: Check, entries: Sequence[Entry]) -> Verdict:
 
 
 def _event_ids(check: Check, entries: Sequence[Entry]) -> Verdict:
-    events = events_of(entries[check["entry"]])
-    missing = [f"#{i} {e.event}" for i, e in enumerate(events) if not (e.own_id and e.id)]
+    missing = unnamed(events_of(entries[check["entry"]]))
     return not missing, f"events without an id: {missing[:10]}"
 
 
@@ -159,13 +175,16 @@ def sequence(parts: Sequence[dict[str, Any]], entries: Sequence[Entry]) -> list[
 
 
 def _events_equal(check: Check, entries: Sequence[Entry]) -> Verdict:
-    got, expected = sequence(check["got"], entries), sequence(check["expected"], entries)
+    got, expected = (
+        named(sequence(check["got"], entries)),
+        named(sequence(check["expected"], entries)),
+    )
     return [event_key(e) for e in got] == [event_key(e) for e in expected], shown(got)
 
 
 def _events_new(check: Check, entries: Sequence[Entry]) -> Verdict:
-    seen = {e.id for e in sequence(check["seen"], entries)}
-    repeated = [e for e in sequence(check["got"], entries) if e.id in seen]
+    seen = {e.id for e in named(sequence(check["seen"], entries))}
+    repeated = [e for e in named(sequence(check["got"], entries)) if e.id in seen]
     return not repeated, f"repeated: {shown(repeated)}"
 
 
@@ -216,11 +235,17 @@ def read_of(entry: Entry) -> dict[str, Any]:
 
 
 def _same_reads(check: Check, entries: Sequence[Entry]) -> Verdict:
-    """`entries` are pairs (a read before, the same read after): each pair reads the same."""
-    pairs = zip(check["entries"][::2], check["entries"][1::2], strict=True)
-    changed = [f"{entries[b].method} {entries[b].url}: {read_of(entries[b])!r} -> "
-               f"{read_of(entries[a])!r}"[:400]
-               for b, a in pairs if read_of(entries[b]) != read_of(entries[a])]  # fmt: skip
+    """`entries` are pairs (a read before, the same read after): each pair reads the same, but
+    where the same read, made twice before (`idle`, one per pair), already differed."""
+    pairs = list(zip(check["entries"][::2], check["entries"][1::2], strict=True))
+    idle = check.get("idle") or [None] * len(pairs)
+    changed = []
+    for (b, a), i in zip(pairs, idle, strict=True):
+        before, after = read_of(entries[b]), read_of(entries[a])
+        places = varying(before, read_of(entries[i])) if i is not None else set()
+        before, after = masked(before, places), masked(after, places)
+        if before != after:
+            changed.append(f"{entries[b].method} {entries[b].url}: {before!r} -> {after!r}"[:400])
     return not changed, changed
 
 
@@ -271,7 +296,7 @@ _JUDGES: dict[str, Callable[[Check, Sequence[Entry]], Verdict]] = {
 def entries_of(check: Check) -> list[int]:
     """The trail indexes a check reads."""
     found = [check["entry"]] if "entry" in check else []
-    found += list(check.get("entries", []))
+    found += list(check.get("entries", [])) + [i for i in check.get("idle") or [] if i is not None]
     for name in ("got", "expected", "seen"):
         found += [part["entry"] for part in check.get(name, [])]
     return found
@@ -284,6 +309,8 @@ def rebased(check: Check, index: Callable[[int], int]) -> Check:
         out["entry"] = index(out["entry"])
     if "entries" in out:
         out["entries"] = [index(i) for i in out["entries"]]
+    if out.get("idle"):
+        out["idle"] = [None if i is None else index(i) for i in out["idle"]]
     for name in ("got", "expected", "seen"):
         if name in out:
             out[name] = [{**part, "entry": index(part["entry"])} for part in out[name]]

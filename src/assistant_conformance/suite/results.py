@@ -22,9 +22,16 @@ from assistant_conformance.report import bundle, write_all
 from assistant_conformance.report.baseline import Entry
 from assistant_conformance.report.catalogue import load as catalogue
 from assistant_conformance.report.document import redacted
-from assistant_conformance.report.model import NOT_PROBED, Finding, GroupStatus, Run, TestResult
+from assistant_conformance.report.model import (
+    NOT_PROBED,
+    UNSUPPORTED_GROUP,
+    Finding,
+    GroupStatus,
+    Run,
+    TestResult,
+)
 from assistant_conformance.report.verdicts import build
-from assistant_conformance.suite import har, identity, removal, stats, transport
+from assistant_conformance.suite import absent, har, identity, removal, stats, transport
 
 if TYPE_CHECKING:
     from assistant_conformance.suite.settings import SuiteSettings
@@ -61,12 +68,19 @@ def of_run(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> 
             if config.inipath == bundle.pytest_ini()
             else "pytest",
             **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
+            "absent_operations": lacking(measured, state.capabilities),
         },
         capabilities=state.capabilities,
         baseline=state.baseline,
         baseline_file=str(settings.baseline or ""),
         unattributed=state.collector.unattributed,
     )
+
+
+def lacking(measured: dict[str, Any], groups: dict[str, GroupStatus]) -> list[dict[str, str]]:
+    """The operations found absent (suite/absent.py), but those of a group unsupported whole."""
+    unsupported = {g for g, s in groups.items() if s.status == UNSUPPORTED_GROUP}
+    return absent.summary(measured.get("absent", []), unsupported)
 
 
 def save(kept: dict[str, Any], settings: SuiteSettings) -> None:
@@ -209,6 +223,7 @@ def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path
         "workers": sum(i["workers"] for i in infos),
         "invocation": "assistant-conformance merge",
         "shards": len(parts),
+        "absent_operations": lacking(measured, _capabilities(parts)),
         **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp
 
 from assistant_conformance.proof.mutants import (
+    absent,
     flows,
     hostile,
     inputs,
@@ -18,6 +19,7 @@ from assistant_conformance.proof.mutants import (
     semantics,
     statuses,
     streams,
+    truth,
 )
 from assistant_conformance.proof.mutants._base import EventFrames, Mutant, read_body
 
@@ -31,6 +33,8 @@ MUTANTS: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     **semantics.REGISTRY,
     **inputs.REGISTRY,
     **hostile.REGISTRY,
+    **absent.REGISTRY,
+    **truth.REGISTRY,
 }
 
 
@@ -81,10 +85,13 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
         "-k",
         "GetDocumentStatus or (state_machine and knowledge)",
     ),
+    # the 500 on a knowledge base of the run (a generated id names none): the state machine's
+    # and the scenario's `bulk []`
     "empty-bulk-500": (
         *PROPERTY_LAYER,
+        "tests/test_knowledge.py",
         "-k",
-        "BulkCreateDocuments or (state_machine and knowledge)",
+        "BulkCreateDocuments or (state_machine and knowledge) or bulk_takes_an_array_only",
     ),
     "deleted-thread-readable": (
         *PROPERTY_LAYER,
@@ -126,10 +133,26 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
         "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
         *without_credential("GET /api/ai/threads/{thread_id}/runs/{run_id}"),
     ),
-    "kb-without-name-rejected": (
+    # a lacking operation: every test that sends it (the run goes on: the rest as the reference)
+    "thread-search-missing": (
+        "tests/test_threads.py",
+        "tests/test_auth.py",
+        "tests/test_robustness.py",
         "tests/test_property.py",
+        "tests/test_files.py",
         "-k",
-        "CreateKnowledgebase or UpdateKnowledgebase",
+        "test_threads or threads/search or searchThreads or chatkit",
+    ),
+    # one run path broken: every requirement a run serves (truth.RUN_SERVED), not only its own
+    "wait-500-after-run": (
+        *SCENARIO_MODULES,
+        "-k",
+        " or ".join((*truth.RUN_SERVED, "ROBUST-NO-5XX")),
+    ),
+    "wait-200-text-plain": (
+        *SCENARIO_MODULES,
+        "-k",
+        " or ".join((*truth.RUN_SERVED, "ROBUST-JSON-CONTENT-TYPE")),
     ),
 }
 

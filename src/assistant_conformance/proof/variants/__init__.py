@@ -13,8 +13,16 @@ from starlette.types import ASGIApp
 
 from assistant_conformance.proof.mutants import EventFrames
 from assistant_conformance.proof.variants._base import Variant
+from assistant_conformance.proof.variants.dialects import (
+    IdleReadsVary,
+    InputTextOnly,
+    NamespacesInObjects,
+    StrictRunOptions,
+)
 from assistant_conformance.proof.variants.identifiers import OpaqueIdentifiers, opaque_ids, own_ids
 from assistant_conformance.proof.variants.lenient import NoValidation
+from assistant_conformance.proof.variants.queued import IdlessOpeningFrame, StatusLagsStreamEnd
+from assistant_conformance.proof.variants.references import KbNameRequired, KbReferencesChecked
 from assistant_conformance.proof.variants.spelling import (
     ExtraFields,
     Gzip,
@@ -35,6 +43,14 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "opaque-identifiers": OpaqueIdentifiers,
     "no-validation": NoValidation,
     "throttling": Throttling,
+    "namespaces-in-objects": NamespacesInObjects,
+    "status-lags-stream-end": StatusLagsStreamEnd,
+    "input-text-only": InputTextOnly,
+    "strict-run-options": StrictRunOptions,
+    "idle-reads-vary": IdleReadsVary,
+    "idless-opening-frame": IdlessOpeningFrame,
+    "kb-references-checked": KbReferencesChecked,
+    "kb-name-required": KbNameRequired,
 }
 
 

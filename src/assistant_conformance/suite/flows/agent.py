@@ -1,28 +1,31 @@
-"""The agent every run of the suite goes to: which assistant, with what input, and whether it works.
+"""The agent every run of the suite goes to: which assistant, with what input and options.
 
 A run calls an agent, and a deployed agent may call a paid model and tools: the suite never picks
 one at random. The assistant is
-- the one given (`--assistant ID`);
+- the one given (`--assistant`, an id, a graph or a name: the assistant search answers map the
+  last two to its id);
 - on the embedded reference, its deterministic `echo` agent;
 - elsewhere, one whose name or graph says it is for testing ("echo", "conformance", "test");
 - else none: every requirement that needs a run is not judged, with the reason.
 
-The input (`--run-input`) is the `input` of every run; by default LangGraph's chat shape, one user
-message. `{text}` in any string of it is replaced by the words a check needs the agent to see (an
-echo-like agent streams one event per word, so the words set a run's length); an input without it
-is sent as given.
+The input is the `input` of every run: `--run-input` as given, else the first of the shapes this
+API family uses that the target takes (INPUTS: LangGraph's chat messages, the platform's plain
+`input` text). `{text}` in any string of it is replaced by the words a check needs the agent to see
+(an echo-like agent streams one event per word, so the words set a run's length).
 
-Before the first run a check relies on, a control run (runs/wait) with that assistant and input
-must answer as a run that did not fail; otherwise runs are not judged either, and the reason quotes
-how it ended. What the
-runs cost is read back at the end of the session (runs of the threads the run created).
+A run body holds what the document shows (the assistant and the input); LangGraph's run OPTIONS
+are added only by the checks that need them, and only where the control found the target takes
+them. The control (flows/control.py) runs before the first run a check relies on, once per
+session, through every way a run can be made (PATHS); runs are not judged only where every way
+refused every input, and the reason says what each way answered. What the runs cost is read back
+at the end of the session (runs of the threads the run created).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,9 +40,29 @@ from assistant_conformance.suite.options import TESTING_WORDS
 
 CHAT = "LangGraph chat messages"
 PLACEHOLDER = "{text}"
-SUCCESS = "success"
 DEFAULT_INPUT: dict[str, Any] = {"messages": [{"role": "user", "content": PLACEHOLDER}]}
+TEXT_INPUT: dict[str, Any] = {"input": PLACEHOLDER}
+INPUTS = (DEFAULT_INPUT, TEXT_INPUT)
 THREAD = re.compile(r"/api/ai/threads/[^/]+")
+
+# The ways a run can be made and read to its end.
+WAIT, STREAM, JOIN = "runs/wait", "runs/stream", "runs then join"
+PATHS = (WAIT, STREAM, JOIN)
+WORKS, REFUSED, BROKEN = "works", "refused", "broken"
+
+# LangGraph's run options: the document shows none. Each is sent by the checks that need it, where
+# the target took it in the control; a server that does not know one may refuse it.
+OPTIONS: dict[str, Any] = {
+    "stream_mode": ["values", "messages-tuple", "updates"],  # one event per token
+    "stream_resumable": True,  # events kept for a join with last-event-id
+    "on_disconnect": "continue",  # the run goes on when the suite drops its stream
+    "multitask_strategy": "enqueue",  # a thread's runs queue (LangGraph's default answers 409)
+}
+# What a check names: events with ids (LangGraph gives ids only to a resumable stream's events),
+# one event per token, a join after a dropped stream, runs queued on one thread.
+IDS, MANY_EVENTS = ("stream_resumable",), ("stream_mode", "stream_resumable")
+RESUMABLE = ("stream_mode", "stream_resumable", "on_disconnect")
+QUEUED = ("multitask_strategy",)
 
 
 def fill(template: Any, text: str) -> Any:
@@ -82,84 +105,65 @@ def for_testing(found: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+@dataclass(frozen=True)
+class PathResult:
+    """How one way of making a run answered the control."""
+
+    path: str
+    outcome: str  # WORKS, REFUSED (the input or the assistant: a 4xx, an error) or BROKEN (5xx)
+    how: str
+
+
 @dataclass
 class Agent:
-    """The assistant runs use, their input, and why runs are not judged (if they are not)."""
+    """The assistant runs use, their input and options, and why runs are not judged (if not)."""
 
     assistant_id: str | None
     name: str
     how: str  # given / embedded default / found by name
     input: Any = field(default_factory=lambda: DEFAULT_INPUT)
+    inputs: tuple[Any, ...] = INPUTS  # the inputs the control tries, in order
     problem: str = ""  # why no run is judged; "" when runs may be started
-    control: str = ""  # the control run's status once run ("success"), or what went wrong
+    paths: dict[str, PathResult] = field(default_factory=dict)  # the control's, by path
+    options: dict[str, Any] = field(default_factory=dict)  # run options the target took
+    refused: dict[str, str] = field(default_factory=dict)  # option -> how it was refused
     api: httpx.Client | None = field(default=None, repr=False)
     ledger: Ledger | None = field(default=None, repr=False)
     timeout: float = 30.0
+    check: Callable[[Agent], None] | None = field(default=None, repr=False)  # the control
+    _checked: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def input_shape(self) -> str:
         return shape_of(self.input)
 
-    def body(self, text: str, metadata: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        """The body of a run: this assistant, the input with `text`, and the run's options; stops
-        the check (not judged) when runs are not judged here."""
-        self.ready()
-        return self.unchecked_body(text, metadata, options)
+    @property
+    def control(self) -> str:
+        """What each way of making a run answered, for reports."""
+        return "; ".join(f"{r.path}: {r.how}" for r in self.paths.values())
 
-    def unchecked_body(
-        self, text: str, metadata: dict[str, Any], options: dict[str, Any]
-    ) -> dict[str, Any]:
-        return {
-            "assistant_id": self.assistant_id,
-            "input": fill(self.input, text),
-            "metadata": metadata,
-            **options,
-        }
+    def working(self) -> list[str]:
+        return [p for p, r in self.paths.items() if r.outcome == WORKS]
+
+    def body(self, text: str, needs: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The body of a run: this assistant, the input with `text`, and the OPTIONS named in
+        `needs` that the target takes; stops the check (not judged) where runs are not judged."""
+        self.ready()
+        return self.unchecked_body(text, needs)
+
+    def unchecked_body(self, text: str, needs: tuple[str, ...] = ()) -> dict[str, Any]:
+        taken = {name: self.options[name] for name in needs if name in self.options}
+        return {"assistant_id": self.assistant_id, "input": fill(self.input, text), **taken}
 
     def ready(self) -> None:
-        """The positive control (once per session), then: stop if runs are not judged here."""
+        """The control (once per session), then: stop if runs are not judged here."""
         with self._lock:
-            if not self.control and not self.problem and self.api is not None:
-                self.control = self._control_run(self.api)
-                if self.control != SUCCESS:
-                    shown = json.dumps(fill(self.input, "conformance control"))[:120]
-                    self.problem = (
-                        f"the control run of assistant {self.name} ({self.assistant_id}) with "
-                        f"input {shown} ended {self.control}: name an assistant safe to run and "
-                        "the input it reads (--assistant, --run-input)"
-                    )
+            if not self._checked and not self.problem and self.check is not None:
+                self._checked = True
+                self.check(self)
         if self.problem:
             raise findings.Blocked(f"not judged: {self.problem}")
-
-    def _control_run(self, api: httpx.Client) -> str:
-        prefix = self.ledger.run_prefix if self.ledger else "conformance"
-        created = api.post("/api/ai/threads", json={"metadata": {"conformance_run": prefix}})
-        thread = json_of(created).get("thread_id") if isinstance(json_of(created), dict) else None
-        if not is_success(created) or not isinstance(thread, str):
-            return f"unstarted: creating its thread answered HTTP {created.status_code}"
-        if self.ledger is not None:
-            self.ledger.track("DELETE", f"/api/ai/threads/{thread}")
-        body = self.unchecked_body("conformance control", {"conformance_run": prefix}, {})
-        return control_run(api, thread, body, self.timeout)
-
-
-def control_run(api: httpx.Client, thread: str, body: dict[str, Any], timeout: float) -> str:
-    """Run once (runs/wait) and answer how it ended by the run's own answer: `success` unless the
-    answer is a failed run's (LangGraph's `{"__error__": ...}`) or no answer came. How the run
-    is read back or streamed is for the run requirements to judge, not the control."""
-    try:
-        response = api.post(f"/api/ai/threads/{thread}/runs/wait", json=body, timeout=timeout)
-    except httpx.HTTPError as exc:
-        return f"unanswered: runs/wait gave no answer within {timeout:g} s ({type(exc).__name__})"
-    except AnswerFault as fault:
-        return f"unanswered: {fault.what}"
-    if not is_success(response):
-        return f"with HTTP {response.status_code} from runs/wait"
-    answer = json_of(response)
-    if isinstance(answer, dict) and "__error__" in answer:
-        return f"error ({json.dumps(answer['__error__'])[:160]})"
-    return SUCCESS
 
 
 @dataclass
@@ -184,42 +188,6 @@ def cost_of(runs: list[dict[str, Any]]) -> list[RunCost]:
     return costs
 
 
-def resolve(
-    api: httpx.Client,
-    ledger: Ledger,
-    *,
-    assistant: str | None,
-    run_input: Any,
-    embedded: bool,
-    read_only: bool,
-    timeout: float,
-) -> Agent:
-    """The agent of this session (see the module docstring)."""
-    agent = Agent(None, "", "", DEFAULT_INPUT if run_input is None else run_input)
-    agent.api, agent.ledger, agent.timeout = api, ledger, timeout
-    if read_only:
-        agent.problem = "read-only mode: the suite starts no run"
-        return agent
-    found = assistants(api)
-    if assistant:
-        match = [a for a in found if assistant in (a.get("assistant_id"), a.get("graph_id"))]
-        agent.assistant_id, agent.how = assistant, "given (--assistant)"
-        agent.name = str(match[0].get("name")) if match else assistant
-        return agent
-    chosen = for_testing(found)
-    if chosen is None:
-        agent.problem = (
-            f"no assistant is named for testing ({', '.join(TESTING_WORDS)}) among the "
-            f"{len(found)} assistants search finds, and none was given: name one safe to run "
-            "with --assistant ID (every run the suite starts goes to it)"
-        )
-        return agent
-    agent.assistant_id = str(chosen["assistant_id"])
-    agent.name = str(chosen.get("name") or chosen.get("graph_id"))
-    agent.how = "embedded default" if embedded else "found by its name"
-    return agent
-
-
 def agent_record(agent: Agent) -> dict[str, Any]:
     """What the reports say of the agent."""
     return {
@@ -228,6 +196,8 @@ def agent_record(agent: Agent) -> dict[str, Any]:
         "how": agent.how,
         "input_shape": agent.input_shape,
         "control": agent.control,
+        "options": sorted(agent.options),
+        "refused_options": dict(agent.refused),
         "problem": agent.problem,
     }
 

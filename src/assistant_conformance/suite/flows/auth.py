@@ -23,8 +23,10 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite.findings import Blocked
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent, assistants
+from assistant_conformance.suite.flows.control import finished_run
 from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.openapi import MARKER_KEY, Operation
+from assistant_conformance.suite.varying import masked, varying
 
 THREADS, CONVERSATIONS, CONTEXT_FILES = (
     "/api/ai/threads",
@@ -108,9 +110,12 @@ class Resources:
         would change the metadata by which copies of the shared thread are found)."""
         return self.real(op, fresh=op.method == "DELETE" or op.target == "thread_id")
 
-    def real(self, op: Operation, *, fresh: bool = False, keep_last: bool = True) -> Real:
+    def real(
+        self, op: Operation, *, fresh: bool = False, keep_last: bool = True, ran: bool = False
+    ) -> Real:
         """Real ids for `op`; `fresh`: its target is created anew (for deletes); not `keep_last`:
-        the last parameter stays a placeholder (an unknown child in a real parent)."""
+        the last parameter stays a placeholder (an unknown child in a real parent); `ran`: its
+        thread has had a run (a state in which a server reads input otherwise)."""
         keys = op.keys if keep_last else op.keys[:-1]
         ids: dict[str, str] = {}
         for key in keys:
@@ -118,6 +123,7 @@ class Resources:
                 ids.update(self._feedback(ids))
                 continue
             kind = f"kb:{op.path.split('/{')[0]}" if key == "kb" else key
+            kind = "thread_ran" if ran and key == "thread_id" else kind
             if fresh and key == op.target:
                 ids[key] = self._create(kind, ids)
             else:
@@ -127,9 +133,13 @@ class Resources:
     def run_values(self) -> dict[str, Any]:
         """`assistant_id` and `input` of a run of the session's agent (none where runs are not
         judged: a request then names no assistant, and starts no run on an arbitrary one)."""
-        if self.agent.problem or self.agent.assistant_id is None:
+        try:
+            self.agent.ready()  # the input the control found the target takes
+        except Blocked:
             return {}
-        body = self.agent.unchecked_body("conformance check", {}, {})
+        if self.agent.assistant_id is None:
+            return {}
+        body = self.agent.unchecked_body("conformance check")
         return {"assistant_id": body["assistant_id"], "input": body["input"]}
 
     def _extra(self, ids: Mapping[str, str]) -> dict[str, Any]:
@@ -161,6 +171,10 @@ class Resources:
             return thread
         if kind == "run_id":
             return self._run(ids.get("thread_id") or self._get("thread_id", ids))
+        if kind == "thread_ran":
+            thread = self._create("thread_id", ids)
+            self._run(thread)
+            return thread
         if kind == "conversation_id":
             conversation = _id(
                 api.post(CONVERSATIONS, json={"title": self.marker}), "id", "a conversation"
@@ -188,23 +202,11 @@ class Resources:
         raise Unavailable(f"no way to create {kind}")
 
     def _run(self, thread: str) -> str:
+        """A finished run, made whichever way the control found working."""
         try:
-            self.agent.ready()
+            return finished_run(self.agent, thread)
         except Blocked as exc:
             raise Unavailable(str(exc).removeprefix("not judged: ")) from None
-        body = self.run_values()
-        waited = self.api.post(
-            f"{THREADS}/{thread}/runs/wait", json=body, timeout=self.process_timeout
-        )
-        runs = json_of(self.api.get(f"{THREADS}/{thread}/runs", params=PAGE))
-        found = (
-            [r.get("run_id") for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
-        )
-        if not is_success(waited) or not found or not isinstance(found[0], str):
-            raise Unavailable(
-                f"cannot create a finished run: runs/wait answered HTTP {waited.status_code}"
-            )
-        return found[0]
 
     def _feedback(self, ids: Mapping[str, str]) -> dict[str, str]:
         """A feedback on the message, where the target can create one: no operation of the
@@ -218,7 +220,8 @@ class Resources:
             return {}
 
     def _kb(self, prefix: str) -> str:
-        kb_id = _id(self.api.post(prefix, json={"name": self.marker}), "id", "a knowledge base")
+        name = f"{self.marker}-{prefix.rsplit('/', 1)[-1]}-{secrets.token_hex(3)}"  # unique
+        kb_id = _id(self.api.post(prefix, json={"name": name}), "id", "a knowledge base")
         self.ledger.track("DELETE", f"{prefix}/{kb_id}")
         docs = json_of(
             self.api.post(f"{prefix}/{kb_id}/bulk", json=[{"name": self.marker, "content": "x"}])
@@ -286,10 +289,15 @@ class Resources:
         return {"status": response.status_code, "body": body if body is not None else response.text}
 
 
-def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """What differs between two snapshots, one line per read."""
-    return [
-        f"{name}: {before.get(name)!r} -> {after.get(name)!r}"[:400]
-        for name in sorted(set(before) | set(after))
-        if before.get(name) != after.get(name)
-    ]
+def changes(
+    before: Mapping[str, Any], after: Mapping[str, Any], idle: Mapping[str, Any] | None = None
+) -> list[str]:
+    """What differs between two snapshots, one line per read; where a second snapshot taken
+    before (`idle`) already differed from the first, that place is not compared."""
+    out = []
+    for name in sorted(set(before) | set(after)):
+        places = varying(before.get(name), idle.get(name)) if idle is not None else set()
+        old, new = masked(before.get(name), places), masked(after.get(name), places)
+        if old != new:
+            out.append(f"{name}: {old!r} -> {new!r}"[:400])
+    return out

@@ -1,10 +1,9 @@
 """Knowledge-base flows (interface 4.1): valid bodies, create, bulk, process, status polling.
 
 Both prefixes serve the same operations; every helper takes the prefix. Status requirements are
-per prefix (KB-V1-STATUS, KB-KNOWLEDGES-STATUS), so a test names the one of its prefix.
-
-A body the suite sends as valid claims only what the suite owns: every field of section 2.1 but
-those naming another resource (REFERENCES), which carry a value only where the user gave one
+per prefix (KB-V1-STATUS, KB-KNOWLEDGES-STATUS), so a test names the one of its prefix. A body
+the suite sends as valid claims only what the suite owns: every field of section 2.1 but those
+naming another resource (REFERENCES), which carry a value only where the user gave one
 (--kb-workspace-id, ...); a server may check what they name (the deployed one does). Names are
 unique per run, prefix, test and body: a server may keep names unique (the deployed one does).
 """

@@ -25,7 +25,7 @@ import httpx
 from assistant_conformance.suite import findings, rejudge
 from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.flows import is_success, json_of, poll
-from assistant_conformance.suite.flows.agent import Agent
+from assistant_conformance.suite.flows.agent import IDS, MANY_EVENTS, QUEUED, RESUMABLE, Agent
 from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.observe import AnswerFault
 from assistant_conformance.suite.sse import (
@@ -40,16 +40,9 @@ THREADS = "/api/ai/threads"
 TERMINAL = frozenset(rejudge.TERMINAL_RUN)
 ACTIVE = frozenset({"pending", "running"})
 
-# Run options a LangGraph-style server needs for these flows; servers that do not know them ignore
-# them. `stream_resumable` keeps events for join-with-last-event-id, `on_disconnect: continue`
-# keeps a run going when the suite drops its stream, `enqueue` queues a thread's runs (LangGraph's
-# default `reject` would answer 409 to a second run), and the stream modes make one event per token.
-RUN_OPTIONS: dict[str, Any] = {
-    "stream_mode": ["values", "messages-tuple", "updates"],
-    "stream_resumable": True,
-    "on_disconnect": "continue",
-    "multitask_strategy": "enqueue",
-}
+
+# the run options a check names (agent.OPTIONS)
+__all__ = ["IDS", "MANY_EVENTS", "QUEUED", "RESUMABLE"]
 
 
 def words(count: int) -> str:
@@ -59,11 +52,11 @@ def words(count: int) -> str:
 # --- assistants and threads --------------------------------------------------------------------
 
 
-def run_body(agent: Agent, ledger: Ledger, word_count: int, **extra: Any) -> dict[str, Any]:
-    """A run of the session's agent (flows/agent.py) on `word_count` words; a check that needs it
-    stops, not judged, where runs are not judged."""
-    metadata = {"conformance_run": ledger.run_prefix}
-    return agent.body(words(word_count), metadata, {**RUN_OPTIONS, **extra})
+def run_body(agent: Agent, word_count: int, needs: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A run of the session's agent (flows/agent.py) on `word_count` words, with the run options
+    `needs` names where the target takes them; a check that needs it stops, not judged, where runs
+    are not judged."""
+    return agent.body(words(word_count), needs)
 
 
 def create_thread(api: httpx.Client, ledger: Ledger, metadata: dict[str, Any] | None = None) -> str:
@@ -181,7 +174,14 @@ def key(event: SseEvent) -> tuple[str, str, str]:
 
 
 def keys(events: Iterable[SseEvent]) -> list[tuple[str, str, str]]:
-    return [key(e) for e in events]
+    """The keys of the events a client can name (rejudge.named): a frame without an id, which
+    a server may send each connection its own way, is not compared."""
+    return [key(e) for e in rejudge.named(list(events))]
+
+
+def last_named(events: list[SseEvent]) -> str:
+    """The id of the last event that carried one ("" if none did)."""
+    return next((e.id for e in reversed(events) if e.own_id and e.id), "")
 
 
 def shown(events: Iterable[SseEvent]) -> list[str]:
@@ -217,10 +217,11 @@ def need_events(read: StreamRead, at_least: int, what: str) -> None:
 
 
 def check_event_ids(events: list[SseEvent], what: str, exchange: Exchange | None) -> bool:
-    """RUN-STREAM-EVENT-IDS: every event carried its own non-empty `id:`."""
+    """RUN-STREAM-EVENT-IDS: every event carried its own non-empty `id:` (but an opening frame,
+    rejudge.unnamed)."""
     if not events:
         return True  # nothing to judge here (a stream that sent nothing is judged elsewhere)
-    missing = [f"#{i} {e.event}" for i, e in enumerate(events) if not (e.own_id and e.id)]
+    missing = rejudge.unnamed(events)
     return findings.expect(
         "RUN-STREAM-EVENT-IDS",
         not missing,

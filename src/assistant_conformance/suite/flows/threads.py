@@ -41,7 +41,7 @@ def write_state(
     if is_client_error(response) and not _has_run(api, thread_id):
         waited = api.post(
             runs_url(thread_id, tail="/wait"),
-            json=run_body(agent, ledger, 3),
+            json=run_body(agent, 3),
             timeout=agent.timeout,
         )
         if is_success(waited):

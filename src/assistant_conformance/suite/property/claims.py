@@ -12,11 +12,14 @@ the test and the case. What a negative case broke is sent as drawn: a malformed 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
+import requests
 from schemathesis.generation.case import Case
 
 from assistant_conformance.suite.flows.knowledge import with_references
-from assistant_conformance.suite.openapi import by_id
+from assistant_conformance.suite.observe import AnswerFault
+from assistant_conformance.suite.openapi import by_id, by_label
 from assistant_conformance.suite.property.cases import negations, operation_id
 
 
@@ -36,3 +39,52 @@ def own_kb_body(case: Case, references: Mapping[str, str], unique: str) -> None:
 def minimal_kb_body(unique: str) -> dict[str, str]:
     """The least a Knowledgebase body can carry: a name of its own."""
     return {"name": f"{unique}-minimal"}
+
+
+def refused_note(runner: Any, case: Case, said: Any) -> str:
+    """For a finding on a valid Knowledgebase body refused: which body, what the target said, and
+    what the same request with the minimal body got (a control of the operation)."""
+    return f" Sent {short(case.body)}; said {message(said)!r}." + minimal_tried(runner, case)
+
+
+def minimal_tried(runner: Any, case: Case) -> str:
+    """A valid Knowledgebase body refused: the same request with the minimal body (a name of
+    its own), a control of the operation; what it got, for the finding."""
+    body = minimal_kb_body(runner.unique_name(case))
+    kwargs = runner.call_kwargs()
+    path = case.formatted_path
+    intent = runner.ledger.intend_path(case.method, path, body) if runner.ledger else None
+    try:
+        answer = runner.session.request(
+            case.method, f"{runner.base_url.rstrip('/')}{path}", json=body,
+            headers=kwargs["headers"], timeout=runner.timeout, verify=kwargs["verify"],
+        )  # fmt: skip
+    except AnswerFault as fault:
+        return f" [the same request with only {body}: {fault.what}]"
+    said = json_or_none(answer)
+    if intent is not None and runner.ledger is not None:
+        runner.ledger.created(intent, answer.status_code, said)
+    if runner.guard is not None:
+        runner.guard.remember(said)
+    op = by_label()[case.operation.label]
+    runner.judge.control(op.operation_id, op.label, answer.status_code)
+    return f" [the same request with only {body}: HTTP {answer.status_code}]"
+
+
+def json_or_none(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def message(body: Any) -> str:
+    """What an answer says: its `message` (as the deployed servers write errors), else all."""
+    said = body.get("message") if isinstance(body, dict) else None
+    text = said if isinstance(said, str) else short(said if said is not None else body, 200)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def short(value: Any, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

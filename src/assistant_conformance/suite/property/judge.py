@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from assistant_conformance.suite import findings
 from assistant_conformance.suite.charges import CONTROLLED, FINDINGS_PER_REQUIREMENT
 from assistant_conformance.suite.exchange import Exchange
+from assistant_conformance.suite.openapi import by_id_table
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Held:
     evidence: Exchange | None
     check: findings.Check | None = None  # how a replay judges it again
     span: tuple[int, int] | None = None  # the exchanges of its case
+    operation: str = ""  # METHOD /path
 
 
 @dataclass
@@ -68,13 +70,17 @@ class Judge:
             self.passed.add(requirement)
         record = findings.current()
         span = (record.window, len(record.exchanges))
-        item = Held(requirement, ok, expected, actual, evidence, check, span)
+        found = by_id_table().get(operation)
+        item = Held(
+            requirement, ok, expected, actual, evidence, check, span, found.label if found else ""
+        )
         if requirement in CONTROLLED:
             self.held[operation].append(item)
         else:
             findings.expect(
-                requirement, ok, expected, actual, item.evidence, check=check, span=span
-            )
+                requirement, ok, expected, actual, item.evidence, check=check, span=span,
+                operation=item.operation or None,
+            )  # fmt: skip
 
     def finish(self) -> None:
         """At the end of the test: release what the controls allow, say why for the rest."""
@@ -86,7 +92,7 @@ class Judge:
                 for item in items:
                     findings.expect(
                         item.requirement, item.ok, item.expected, item.actual, item.evidence,
-                        check=item.check, span=item.span,
+                        check=item.check, span=item.span, operation=item.operation or None,
                     )  # fmt: skip
                 continue
             why = self._refused(operation)

@@ -23,7 +23,7 @@ from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData
 from schemathesis.openapi.checks import IgnoredAuth
 
-from assistant_conformance.suite import charges, exchange, findings
+from assistant_conformance.suite import charges, doors_judged, exchange, findings
 from assistant_conformance.suite.guard import Guard
 from assistant_conformance.suite.ledger import Ledger
 from assistant_conformance.suite.observe import LARGE, SILENT, SLOW, AnswerFault
@@ -171,16 +171,17 @@ class Runner:
         case would cost the bound again; its success status is judged by then)."""
         self._judge_fault(operation_id(case), fault)
         given_up = fault.kind in (SLOW, SILENT, LARGE) or fault.evidence.status is None
-        if given_up and charges.with_run_credential(fault.evidence):
+        if given_up and doors_judged.with_run_credential(fault.evidence):
             self.broken = fault.what
             raise TransportBroken(fault.what) from None
         raise Withheld(fault.what) from None  # no answer to judge: this case is not taken
 
     def _judge_fault(self, operation: str, fault: AnswerFault) -> None:
-        requirement, expected = charges.fault_requirement(fault), charges.FAULT_EXPECTED[fault.kind]
+        requirement = doors_judged.fault_requirement(fault)
+        expected = doors_judged.FAULT_EXPECTED[fault.kind]
         self.judge.judge(
             operation, requirement, False, expected, fault.what, fault.evidence, fault.kind,
-            charges.fault_check(fault.kind),
+            doors_judged.fault_check(fault.kind),
         )  # fmt: skip
 
     def get(self, url: str) -> requests.Response | None:
@@ -246,36 +247,12 @@ class Runner:
             if req_id is not None:
                 note = ""
                 if req_id == charges.POSITIVE["kb"]:  # which body, what it said, the minimal one
-                    note = f" Sent {_short(case.body)}; said {_message(json_of(response))!r}."
-                    note += self._minimal_tried(case)
+                    note = claims.refused_note(self, case, json_of(response))
                 self._record(req_id, name, case, response, failure, note)
         failed = {name for name, _ in failures}
         for name in completed - failed:
             for req_id in charges.check_passed(name, case, response, known):
                 self.judge.judge(op.operation_id, req_id, True)
-
-    def _minimal_tried(self, case: Case) -> str:
-        """A valid Knowledgebase body refused: the same request with the minimal body (a name of
-        its own), a control of the operation; what it got, for the finding."""
-        body = claims.minimal_kb_body(self.unique_name(case))
-        kwargs = self.call_kwargs()
-        path = case.formatted_path
-        intent = self.ledger.intend_path(case.method, path, body) if self.ledger else None
-        try:
-            answer = self.session.request(
-                case.method, f"{self.base_url.rstrip('/')}{path}", json=body,
-                headers=kwargs["headers"], timeout=self.timeout, verify=kwargs["verify"],
-            )  # fmt: skip
-        except AnswerFault as fault:
-            return f" [the same request with only {body}: {fault.what}]"
-        said = _json_or_none(answer)
-        if intent is not None and self.ledger is not None:
-            self.ledger.created(intent, answer.status_code, said)
-        if self.guard is not None:
-            self.guard.remember(said)
-        op = by_label()[case.operation.label]
-        self.judge.control(op.operation_id, op.label, answer.status_code)
-        return f" [the same request with only {body}: HTTP {answer.status_code}]"
 
     def _finish_with_the_test(self) -> None:
         """Held judgements are settled as the test ends (its record's finalizers)."""
@@ -336,25 +313,6 @@ class Runner:
             expected = charges.ERROR_JSON_EXPECTED
         replay = replayed.declared(check, failure, self.case_entry)
         self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key, replay)
-
-
-def _json_or_none(response: requests.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
-
-
-def _message(body: Any) -> str:
-    """What an answer says: its `message` (as the deployed servers write errors), else all."""
-    said = body.get("message") if isinstance(body, dict) else None
-    text = said if isinstance(said, str) else _short(said if said is not None else body, 200)
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _lines(message: str, limit: int = 3) -> str:

@@ -44,7 +44,7 @@ def run_values(agent: Agent | None) -> dict[str, Any] | None:
         agent.ready()
     except Blocked:
         return None
-    body = agent.unchecked_body("conformance", {}, {})
+    body = agent.unchecked_body("conformance")
     return {"assistant_id": body["assistant_id"], "input": body["input"]}
 
 
@@ -63,6 +63,7 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
 
     class Workflow(base):
         linked_body = False
+        linked_path: frozenset[str] = frozenset()  # path parameters a link filled in
         completed = 0
 
         def setup(self) -> None:
@@ -71,6 +72,8 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
 
         def step(self, input: Any) -> Any:
             self.linked_body = (ParameterLocation.BODY, None) in input.applied_parameters
+            applied = input.applied_parameters
+            self.linked_path = frozenset(n for p, n in applied if p == ParameterLocation.PATH and n)
             return super().step(input)
 
         def before_call(self, case: Case) -> None:
@@ -95,7 +98,9 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
         ) -> None:
             positive = case.meta is None or case.meta.generation.mode.is_positive
             linked = self.linked_body and positive
-            runner.evaluate(case, response, self.recorder, linked_body=linked)
+            runner.evaluate(
+                case, response, self.recorder, linked_body=linked, linked_path=self.linked_path
+            )
 
         def teardown(self) -> None:
             type(self).completed += 1
