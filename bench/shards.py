@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # a fresh clone without `pip install -e` still imports
 
 from assistant_conformance.proof.suiterun import run_pytest  # noqa: E402
-from assistant_conformance.suite import shards  # noqa: E402
+from assistant_conformance.suite.config import shards  # noqa: E402
 
 RUN_TIMEOUT = 3600.0
 RECORDED_DEPTHS = (10, 50)
@@ -89,7 +89,7 @@ def record(workdir: Path) -> Path:
                    RUN_TIMEOUT)  # fmt: skip
         tests = json.loads((folder / "results.json").read_text())["tests"]
         depths[str(examples)] = {shards.key(t["nodeid"]): round(t["duration"], 3) for t in tests}
-    path = ROOT / "src" / "assistant_conformance" / "suite" / shards.DURATIONS
+    path = ROOT / "src" / "assistant_conformance" / "suite" / "config" / shards.DURATIONS
     note = "seconds per test on the reference, one process; bench/shards.py --record"
     path.write_text(json.dumps({"about": note, "depths": depths}, indent=0, sort_keys=True) + "\n")
     return path

@@ -1,6 +1,6 @@
-"""Operations a target lacks (suite/absent.py): which answers say so, and the pre-flight's decisions
-(suite/target.py) on servers served here in a thread: a subset server is run and reported, an
-address where nothing answers as the API does is refused in one line."""
+"""Operations a target lacks (suite/http/absent.py): which answers say so, and the pre-flight's
+decisions (suite/http/target.py) on servers served here in a thread: a subset server is run and
+reported, an address where nothing answers as the API does is refused in one line."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from safety_support import TOKEN, reference_app, serve
 from starlette.types import Receive, Scope, Send
 
 from assistant_conformance.proof import mutants
-from assistant_conformance.suite import absent, trail
-from assistant_conformance.suite.target import HarnessError, Target, preflight
-from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.http import absent, trail
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import HarnessError, Target, preflight
 
 NOT_YET = '{"statusCode": 400, "message": "This feature is not yet implemented", "error": "Bad"}'
 

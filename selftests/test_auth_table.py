@@ -24,8 +24,8 @@ import httpx
 import pytest
 import yaml
 
+from assistant_conformance.contract.openapi import Operation, by_id, operations
 from assistant_conformance.reference import embedded
-from assistant_conformance.suite.openapi import Operation, by_id, operations
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN_A, TOKEN_B = "auth-table-token-a", "auth-table-token-b"

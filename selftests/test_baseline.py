@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import baseline
 from assistant_conformance.report.baseline import BaselineError
-from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import FAIL, PASS, WARN, Finding, TestResult
 from assistant_conformance.report.model import Run as SuiteRun
 from assistant_conformance.report.verdicts import build

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assistant_conformance.report.catalogue import CATALOGUE_PATH, LEVELS, OPENAPI_PATH, load
-from assistant_conformance.suite import charges
-from assistant_conformance.suite.openapi import document, operations
+from assistant_conformance.contract.catalogue import LEVELS, load
+from assistant_conformance.contract.files import CATALOGUE_PATH, OPENAPI_PATH
+from assistant_conformance.contract.openapi import document, operations
+from assistant_conformance.suite.judging import charges
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = {

@@ -15,12 +15,12 @@ import pytest
 from safety_batch import batch
 from safety_support import TOKEN
 
-from assistant_conformance.suite.door import BoundedTransport
-from assistant_conformance.suite.guard import Guard, GuardedTransport, NotOwned
-from assistant_conformance.suite.ledger import CREATES, LEDGER_DIR, Ledger, read
-from assistant_conformance.suite.removal import Leftover
-from assistant_conformance.suite.sweep import open_entries
-from assistant_conformance.suite.sweep import sweep_ledgers as sweep
+from assistant_conformance.suite.http.door import BoundedTransport
+from assistant_conformance.suite.safety.guard import Guard, GuardedTransport, NotOwned
+from assistant_conformance.suite.safety.ledger import CREATES, LEDGER_DIR, Ledger, read
+from assistant_conformance.suite.safety.removal import Leftover
+from assistant_conformance.suite.safety.sweep import open_entries
+from assistant_conformance.suite.safety.sweep import sweep_ledgers as sweep
 
 # Under xdist the batch is made once, on one worker, for every test that reads it.
 pytestmark = pytest.mark.xdist_group("safety-batch")
@@ -229,7 +229,7 @@ def test_removals_go_deepest_first_several_at_a_time() -> None:
     import threading
     import time
 
-    from assistant_conformance.suite.removal import MAIN, Entry, remove_entries
+    from assistant_conformance.suite.safety.removal import MAIN, Entry, remove_entries
 
     seen: list[tuple[int, float, float]] = []
     lock = threading.Lock()
@@ -263,7 +263,7 @@ def test_a_sweep_says_what_stays_and_fails_only_when_a_removal_failed(
     thread whose delete is refused could have been: said, exit 3."""
     from datetime import UTC, datetime, timedelta
 
-    from assistant_conformance.suite.sweep import outcome
+    from assistant_conformance.suite.safety.sweep import outcome
 
     target = "http://target.test"
     killed = Ledger(tmp_path / LEDGER_DIR, target)

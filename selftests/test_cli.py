@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report.badge import badge
-from assistant_conformance.report.catalogue import spec_hashes
 
 COMMAND = [sys.executable, "-m", "assistant_conformance"]
 
@@ -45,9 +45,9 @@ def test_version_names_the_suite_and_the_spec_it_checks() -> None:
 @pytest.mark.parametrize("how", ["run", "pytest"])
 def test_reports_that_cannot_be_written_are_one_line_and_exit_4(tmp_path: Path, how: str) -> None:
     (tmp_path / "reports").write_text("a file where the folder would go")
-    from assistant_conformance.report import bundle
+    from assistant_conformance.contract import files
 
-    args = ["run"] if how == "run" else [str(bundle.tests_dir())]
+    args = ["run"] if how == "run" else [str(files.tests_dir())]
     runner = COMMAND if how == "run" else [sys.executable, "-m", "pytest"]
     done = subprocess.run([*runner, *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)  # fmt: skip

@@ -1,4 +1,4 @@
-"""What a deployed target needs, each shown against the reference (suite/transport.py):
+"""What a deployed target needs, each shown against the reference (suite/http/policy.py):
 --header on every request of every layer and masked everywhere, --rate-limit held, a target that
 throttles (429 + Retry-After) waited out and reported, --ca-bundle and --insecure for TLS, and
 --lf rerunning only what failed.
@@ -29,7 +29,7 @@ from safety_support import (
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof import mutants, variants
-from assistant_conformance.suite import concurrency
+from assistant_conformance.suite.run import concurrency
 
 # Every layer: a property-layer operation, a scenario test, an event stream.
 LAYERS = (

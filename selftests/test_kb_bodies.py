@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance.suite import charges
+from assistant_conformance.suite.config.options import OPTIONS
+from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows import knowledge as kb
-from assistant_conformance.suite.options import OPTIONS
+from assistant_conformance.suite.judging import charges
+from assistant_conformance.suite.judging.negations import Negation
 from assistant_conformance.suite.property import claims
-from assistant_conformance.suite.property.cases import Negation, complete_kb_body
+from assistant_conformance.suite.property.cases import complete_kb_body
 from assistant_conformance.suite.property.generation import schema
-from assistant_conformance.suite.settings import SuiteSettings
 
 WORKSPACE = str(uuid.uuid4())
 REFERENCE_ENV = {

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from safety_support import ROOT, Done, run_suite
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT, ForeignServer, start_langgraph
-from assistant_conformance.report.catalogue import load
 
 pytestmark = pytest.mark.xdist_group("langgraph")
 

@@ -19,9 +19,9 @@ import pytest
 import yaml
 from safety_support import ALT_TOKEN, ROOT, TOKEN, reference_app, serve
 
+from assistant_conformance.contract.catalogue import load as load_catalogue
 from assistant_conformance.matrix import grid
 from assistant_conformance.matrix.targets import PlanError, load, parse
-from assistant_conformance.report.catalogue import load as load_catalogue
 
 pytestmark = pytest.mark.xdist_group("matrix")
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import pytest
 from killtable_batch import outcomes
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof import killtable
 from assistant_conformance.proof.mutants import MUTANTS
-from assistant_conformance.report.catalogue import load
 
 MINIMUM = 35
 # Under xdist the table is made once, on one worker, for the variants' tests and these.

@@ -1,7 +1,7 @@
 """A suite option whose value is an existing path outside the checkout works written either way,
 `--report-dir DIR` as users write it or `--report-dir=DIR`, with and without pytest-xdist, with no
 test path given (the case where pytest took such a value for the test path and rooted the run
-there, without the checkout's settings: suite/argv.py)."""
+there, without the checkout's settings: suite/config/argv.py)."""
 
 from __future__ import annotations
 

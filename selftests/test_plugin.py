@@ -14,7 +14,7 @@ import pytest
 
 SMOKE_TEST = """
 import pytest
-from assistant_conformance.suite.findings import expect, expect_status
+from assistant_conformance.suite.judging.findings import expect, expect_status
 
 @pytest.mark.req("AUTH-MISSING-REJECTED", "AUTH-401")
 def test_unauthenticated(anonymous_api):
@@ -142,7 +142,8 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
     import httpx
 
     from assistant_conformance.report import redact
-    from assistant_conformance.suite import door, doors_judged, findings, observe
+    from assistant_conformance.suite.http import door, observe
+    from assistant_conformance.suite.judging import door_charges, findings
 
     redact.register("selftest-run-token")
     headers = {"Authorization": credential} if credential else {}
@@ -158,5 +159,5 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
             ):
                 raise observe.AnswerFault(observe.CUT, "closed", door.evidence(request, None, {}))
         except observe.AnswerFault as fault:
-            assert doors_judged.charge_fault(fault) == charged
+            assert door_charges.charge_fault(fault) == charged
     assert [f.requirement for f in record.findings] == [charged]

@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 import requests
 
+from assistant_conformance.contract.catalogue import load
+from assistant_conformance.contract.openapi import operations
 from assistant_conformance.report import redact
-from assistant_conformance.report.catalogue import load
-from assistant_conformance.suite.guard import Guard
-from assistant_conformance.suite.ledger import Ledger, read
-from assistant_conformance.suite.openapi import operations
+from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.property.cases import plausible_kb_body
 from assistant_conformance.suite.property.generation import schema
 from assistant_conformance.suite.property.runner import Runner, Withheld
 from assistant_conformance.suite.property.scope import requirements
-from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.safety.guard import Guard
+from assistant_conformance.suite.safety.ledger import Ledger, read
 
 TOKEN_A = "selftest-token-a"  # principal A of selftests/conftest.py's servers
 

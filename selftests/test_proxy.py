@@ -31,11 +31,11 @@ from safety_support import ALT_TOKEN, TOKEN, serve
 from assistant_conformance.audit.capture import har_schema
 from assistant_conformance.audit.proxy import HAR_FILE, Proxy
 from assistant_conformance.audit.recorder import DEADLINE
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
-from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.document import schema
-from assistant_conformance.suite import trail
+from assistant_conformance.suite.http import trail
 
 pytestmark = pytest.mark.xdist_group("proxy")
 CONFORMANT = (

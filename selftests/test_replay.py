@@ -29,19 +29,21 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from assistant_conformance.contract import openapi
 from assistant_conformance.proof import mutants, serve
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
-from assistant_conformance.suite import openapi, rejudge, trail
-from assistant_conformance.suite.guard import Guard
-from assistant_conformance.suite.har import Recorded
-from assistant_conformance.suite.ledger import LEDGER_DIR, MAIN, Ledger
+from assistant_conformance.suite.evidence.har import Recorded
+from assistant_conformance.suite.evidence.replay import Replayer
+from assistant_conformance.suite.evidence.unreplayed import NotReplayed
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.property import replayed as replayed_checks
 from assistant_conformance.suite.property import scope
-from assistant_conformance.suite.replay import Replayer
-from assistant_conformance.suite.safety import Session
-from assistant_conformance.suite.transport import Policy
-from assistant_conformance.suite.unreplayed import NotReplayed
+from assistant_conformance.suite.safety.guard import Guard
+from assistant_conformance.suite.safety.ledger import LEDGER_DIR, MAIN, Ledger
+from assistant_conformance.suite.safety.session import SafetySession
 
 pytestmark = pytest.mark.xdist_group("replay")
 
@@ -177,7 +179,7 @@ def forget_first_exchange(har: Path) -> None:
             for given in entry["_provenance"]
             if given["from"]["entry"] != 0
         ]
-    log["_finding"]["check"] = rejudge.rebased(log["_finding"]["check"], lambda i: i - 1)
+    log["_finding"]["check"] = checks.rebased(log["_finding"]["check"], lambda i: i - 1)
     har.write_text(json.dumps(document))
 
 
@@ -279,7 +281,8 @@ def replayer(tokens, reference, tmp_path):
     policy = Policy(deadline=3.0)
     ledger = Ledger(tmp_path / LEDGER_DIR, reference)
     ledger.hold()
-    sender = Replayer(reference, Session(Guard(False, 3.0), ledger, policy), {MAIN: tokens[0]})
+    safety = SafetySession(Guard(False, 3.0), ledger, policy)
+    sender = Replayer(reference, safety, {MAIN: tokens[0]})
     yield sender
     sender.close()
     ledger.release()

@@ -14,12 +14,12 @@ import jsonschema
 import pytest
 from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import model, verdicts
-from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.document import schema
 from assistant_conformance.report.model import Finding
-from assistant_conformance.suite import capabilities
+from assistant_conformance.suite.run import capabilities
 
 REPORT_FILES = ("conformance.json", "conformance.md", "conformance.html", "junit.xml")
 

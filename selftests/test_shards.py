@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assistant_conformance.proof import mutants, serve
-from assistant_conformance.suite import shards
+from assistant_conformance.suite.config import shards
 
 pytestmark = pytest.mark.xdist_group("shards")
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from assistant_conformance.suite.sse import SseDecoder, iter_lines, parse, read_stream
+from assistant_conformance.suite.http.sse import SseDecoder, iter_lines, parse, read_stream
 
 STREAM = 'event: values\ndata: {"a": 1}\nid: 1\n\nevent: end\ndata: null\nid: 2\n\n'
 

@@ -25,7 +25,7 @@ from safety_support import TOKEN, reference_app, serve
 from assistant_conformance.proof.mutants import truth
 from assistant_conformance.proof.variants import dialects, queued
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
-from assistant_conformance.suite import sse
+from assistant_conformance.suite.http import sse
 
 RUNS_PAGE = {"limit": 10, "offset": 0}
 Double = type  # a mutant's or a variant's class: an ASGI middleware around the reference

@@ -8,11 +8,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import verdicts
-from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.model import PASS, SKIP, Finding, TestResult
-from assistant_conformance.suite import answers, findings, rejudge, trail
-from assistant_conformance.suite.sse import SseEvent
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http.sse import SseEvent
+from assistant_conformance.suite.judging import checks, error_bodies, findings
 
 LIST = "GET /api/ai/threads/{thread_id}/runs"
 WAIT = "POST /api/ai/threads/{thread_id}/runs/wait"
@@ -60,7 +61,7 @@ def test_store_and_message_search_name_their_bodyless_calls() -> None:
     ],
 )
 def test_an_error_object_is_told_from_a_result(body: object, message: str | None) -> None:
-    found = answers.error_message(body)
+    found = error_bodies.error_message(body)
     assert (found is None) if message is None else (found is not None and message in found)
 
 
@@ -72,8 +73,8 @@ def answer(status: int, body: bytes, method: str = "POST") -> httpx.Response:
 def test_a_5xx_is_never_a_refusal_of_the_suites_reading() -> None:
     assert findings.refused_reading(answer(422, b'{"detail": "input"}'))
     assert not findings.refused_reading(answer(500, b'{"message": "boom"}'))
-    assert answers.error_in(answer(201, b'{"message": "[ZodError]"}')) == "[ZodError]"
-    assert answers.error_in(answer(201, b'{"messages": []}')) is None
+    assert error_bodies.error_in(answer(201, b'{"message": "[ZodError]"}')) == "[ZodError]"
+    assert error_bodies.error_in(answer(201, b'{"messages": []}')) is None
 
 
 def event(name: str, event_id: str, own: bool = True, data: str = "{}") -> SseEvent:
@@ -82,19 +83,19 @@ def event(name: str, event_id: str, own: bool = True, data: str = "{}") -> SseEv
 
 def test_an_opening_frame_without_an_id_is_no_missing_id_but_others_are() -> None:
     opening = [event("metadata", "", own=False, data='{"attempt": 2}'), event("values", "1")]
-    assert rejudge.unnamed(opening) == []
-    assert rejudge.unnamed([event("values", "1"), event("values", "1", own=False)]) == ["#1 values"]
-    assert rejudge.unnamed([event("a", "", False), event("b", "", False)]) == ["#0 a", "#1 b"]
+    assert checks.unnamed(opening) == []
+    assert checks.unnamed([event("values", "1"), event("values", "1", own=False)]) == ["#1 values"]
+    assert checks.unnamed([event("a", "", False), event("b", "", False)]) == ["#0 a", "#1 b"]
 
 
 def test_streams_are_compared_by_the_events_a_client_can_name() -> None:
     first = [event("metadata", "", own=False, data='{"attempt": 1}'), event("values", "1")]
     again = [event("metadata", "", own=False, data='{"attempt": 2}'), event("values", "1")]
-    assert [rejudge.event_key(e) for e in rejudge.named(first)] == [
-        rejudge.event_key(e) for e in rejudge.named(again)
+    assert [checks.event_key(e) for e in checks.named(first)] == [
+        checks.event_key(e) for e in checks.named(again)
     ]
     unnamed = [event("values", "", own=False, data="1"), event("values", "", own=False, data="2")]
-    assert rejudge.named(unnamed) == unnamed  # no ids at all: every event is compared
+    assert checks.named(unnamed) == unnamed  # no ids at all: every event is compared
 
 
 def read(body: bytes) -> trail.Entry:
@@ -110,6 +111,6 @@ def test_what_differs_between_idle_reads_is_no_effect() -> None:
     same = read(b'{"values": {"a": 1}, "created_at": "10:02", "checkpoint": {"id": "c3"}}')
     changed = read(b'{"values": {"a": 2}, "created_at": "10:02", "checkpoint": {"id": "c3"}}')
     check = {"kind": "same-reads", "entries": [0, 1], "idle": [2]}
-    assert rejudge.evaluate(check, [before, same, idle])[0]
-    assert not rejudge.evaluate(check, [before, changed, idle])[0]
-    assert not rejudge.evaluate({"kind": "same-reads", "entries": [0, 1]}, [before, same])[0]
+    assert checks.evaluate(check, [before, same, idle])[0]
+    assert not checks.evaluate(check, [before, changed, idle])[0]
+    assert not checks.evaluate({"kind": "same-reads", "entries": [0, 1]}, [before, same])[0]

@@ -13,7 +13,7 @@ import pytest
 from killtable_batch import outcomes
 
 from assistant_conformance.proof.variants import VARIANTS, SseDialect, opaque_ids, own_ids
-from assistant_conformance.suite import sse
+from assistant_conformance.suite.http import sse
 
 # Under xdist the table is made once, on one worker, for the mutants' tests and these.
 pytestmark = pytest.mark.xdist_group("killtable")

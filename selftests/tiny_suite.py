@@ -20,7 +20,7 @@ ALT_TOKEN = "tok-Distinctive-Alt-52b8d0aa"
 
 SUITE = """
 import pytest
-from assistant_conformance.suite.findings import expect, expect_status
+from assistant_conformance.suite.judging.findings import expect, expect_status
 
 @pytest.mark.req("AUTH-MISSING-REJECTED")
 def test_unauthenticated_is_rejected(anonymous_api):

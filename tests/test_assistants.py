@@ -11,8 +11,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import SHAPE, items_of, json_of
+from assistant_conformance.suite.judging import findings
 
 SEARCH, COUNT = "/api/ai/assistants/search", "/api/ai/assistants/count"
 PAGE, MAX_PAGES, MAX_READS = 10, 50, 50

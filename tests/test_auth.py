@@ -1,6 +1,6 @@
 """Authentication (interface §5), for every operation of spec/openapi.yaml, and principal isolation.
 
-The operations come from the document (suite/openapi.py), never from a hand-made list: a test
+The operations come from the document (contract/openapi.py), never from a hand-made list: a test
 id names the operation and the credential case, e.g. `POST /api/ai/threads-no-header`. The
 credential cases' clients come from the run's transport policy like every other client: their
 answers are read under the same bounds (a hostile answer to a request without a credential is a
@@ -26,11 +26,15 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite import sse
-from assistant_conformance.suite.absent import unimplemented
-from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.findings import expect, index, judge, not_judged
-from assistant_conformance.suite.flows import is_success, json_of
+from assistant_conformance.contract.openapi import (
+    MARKER_KEY,
+    Operation,
+    basic_credential,
+    by_id,
+    operations,
+)
+from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.flows import is_success, json_of, send
 from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import (
     Resources,
@@ -39,18 +43,13 @@ from assistant_conformance.suite.flows.auth import (
     created_path,
     track_created,
 )
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.openapi import (
-    MARKER_KEY,
-    Operation,
-    basic_credential,
-    by_id,
-    operations,
-    send,
-)
-from assistant_conformance.suite.settings import SuiteSettings
-from assistant_conformance.suite.target import Target
-from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.http import sse
+from assistant_conformance.suite.http.absent import unimplemented
+from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import Target
+from assistant_conformance.suite.judging.findings import expect, index, judge, not_judged
+from assistant_conformance.suite.safety.ledger import Ledger
 
 MISSING, INVALID, STATUS_401 = "AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "AUTH-401"
 CHALLENGE, NO_EFFECT = "AUTH-WWW-AUTHENTICATE", "AUTH-REJECTED-NO-EFFECT"
@@ -156,7 +155,7 @@ NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
 
 def _not_there(case: str, response: httpx.Response, ids: Any = ()) -> bool:
     """An operation the target does not implement refuses nothing: its credential check is not
-    judged (the absence is its status requirement's finding, suite/absent.py). Its status says
+    judged (the absence is its status requirement's finding, suite/http/absent.py). Its status says
     so, 405 or 501: a 404 may hide a resource from who lacks a credential (RFC 9110 §15.5.5), and
     a message may be about the credential sent."""
     why = unimplemented(response, set(ids)) if response.status_code in (405, 501) else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import (
     SHAPE,
     identifier,
@@ -14,7 +13,8 @@ from assistant_conformance.suite.flows import (
     json_of,
 )
 from assistant_conformance.suite.flows import conversations as conv
-from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 
 @pytest.mark.req("MSG-LIST-PAGING", "MSG-STATUS", "CONV-STATUS", SHAPE)

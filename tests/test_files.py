@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import SHAPE, identifier, is_success, json_of
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.target import Target, probe
-from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import Target, probe
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 CONTEXT_FILE = "/api/ai/contexts/file"
 CHATKIT = "/api/ai/v1/chatkit/sessions"

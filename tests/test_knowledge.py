@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows import (
     SHAPE,
     is_client_error,
@@ -20,8 +20,8 @@ from assistant_conformance.suite.flows import (
     mismatches,
 )
 from assistant_conformance.suite.flows import knowledge as kb
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 
 def per_prefix(*reqs: str) -> list[Any]:

@@ -8,11 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows import SHAPE, is_success, items_of, json_of
 from assistant_conformance.suite.flows import knowledge as kb
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 SHARED = "KB-PREFIXES-SHARED"
 

@@ -6,7 +6,7 @@
   never a 5xx, never accepted.
 Each is judged against a control: the same operation on real ids with a valid body, accepted in
 the same test (a 404 from an operation the target lacks says nothing about unknown ids).
-Operations and their parameters come from spec/openapi.yaml (suite/openapi.py).
+Operations and their parameters come from spec/openapi.yaml (contract/openapi.py).
 """
 
 from __future__ import annotations
@@ -17,26 +17,19 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite.findings import (
+from assistant_conformance.contract.openapi import Operation, by_id, operations, placeholder, sample
+from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.flows import is_client_error, json_of, send
+from assistant_conformance.suite.flows.agent import Agent
+from assistant_conformance.suite.flows.auth import Real, Resources, Unavailable, track_created
+from assistant_conformance.suite.http.observe import breaking_input
+from assistant_conformance.suite.judging.findings import (
     expect,
     expect_rejected,
     not_judged,
     refused_control,
 )
-from assistant_conformance.suite.flows import is_client_error, json_of
-from assistant_conformance.suite.flows.agent import Agent
-from assistant_conformance.suite.flows.auth import Real, Resources, Unavailable, track_created
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.observe import breaking_input
-from assistant_conformance.suite.openapi import (
-    Operation,
-    by_id,
-    operations,
-    placeholder,
-    sample,
-    send,
-)
-from assistant_conformance.suite.settings import SuiteSettings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 UNKNOWN, ERROR_JSON = "ROBUST-UNKNOWN-ID-404", "ROBUST-ERROR-JSON"
 NO_5XX, BAD_INPUT = "ROBUST-NO-5XX", "ROBUST-BAD-INPUT-4XX"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import runs as flow
-from assistant_conformance.suite.sse import LiveStream
+from assistant_conformance.suite.http.sse import LiveStream
+from assistant_conformance.suite.judging import findings
 
 CANCEL_WORDS = 200  # about 4 s on the reference (20 ms a token): long enough to cancel mid-run
 WAIT_WORDS = 20  # a GET right after an early answer would still see the run running

@@ -7,9 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import SHAPE, is_success, items_of
-from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 ITEMS = "/api/ai/store/items"  # PUT/DELETE: LangGraph's extension, not in the contract
 SEARCH = "/api/ai/store/items/search"

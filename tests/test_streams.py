@@ -10,10 +10,10 @@ import random
 
 import pytest
 
-from assistant_conformance.suite import findings, rejudge
 from assistant_conformance.suite.flows import runs as flow
 from assistant_conformance.suite.flows.agreement import Agreements
-from assistant_conformance.suite.sse import SseEvent, read_stream
+from assistant_conformance.suite.http.sse import SseEvent, read_stream
+from assistant_conformance.suite.judging import checks, findings
 
 STREAM_WORDS = 20  # a short run: one event per word on a token-streaming agent
 RESUME_WORDS = 80  # long enough to drop its stream mid-run and join while it still runs
@@ -154,7 +154,7 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
 
 def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
     """RUN-JOIN-REPLAY: a join without last-event-id after the run sends all from the first."""
-    ids = [e.id for e in rejudge.named(full.events)]
+    ids = [e.id for e in checks.named(full.events)]
     ok = findings.expect(
         "RUN-JOIN-REPLAY",
         flow.keys(full.events[: len(seen)]) == flow.keys(seen),
@@ -266,7 +266,7 @@ def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, 
     """RUN-STREAM-RESUME measured by the new run's replay: exactly its events after `last_id`, or
     (an id that is none of its ids) an unbroken tail of them. Only the events a client can name
     are compared (a frame without an id is each connection's own)."""
-    events, got = rejudge.named(events), rejudge.named(resumed.events)
+    events, got = checks.named(events), checks.named(resumed.events)
     ids = [e.id for e in events]
     if last_id in ids:
         expected = events[ids.index(last_id) + 1 :]

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance.suite import findings
-from assistant_conformance.suite.absent import unimplemented
-from assistant_conformance.suite.flows import json_of, mismatches
+from assistant_conformance.contract.openapi import operations
+from assistant_conformance.suite.flows import json_of, mismatches, send
 from assistant_conformance.suite.flows import runs as flow
 from assistant_conformance.suite.flows.auth import track_created
 from assistant_conformance.suite.flows.threads import (
@@ -26,7 +25,8 @@ from assistant_conformance.suite.flows.threads import (
     thread_path,
     write_state,
 )
-from assistant_conformance.suite.openapi import operations, send
+from assistant_conformance.suite.http.absent import unimplemented
+from assistant_conformance.suite.judging import findings
 
 
 def refused(step: Callable[[], object]) -> str | None:

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import is_client_error, json_of
 from assistant_conformance.suite.flows import runs as flow
 from assistant_conformance.suite.flows.control import finished_run
+from assistant_conformance.suite.judging import findings
 
 FORMATS = ("%Y-%m-%dT%H:00:00Z", "%Y-%m-%d %H")  # ISO 8601, then the deployed hour format
 

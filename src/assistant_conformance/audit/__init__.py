@@ -7,7 +7,7 @@
 - exchange.py: what one exchange shows (status, bearer rule, 401s, JSON, shapes, streams, 5xx);
 - sequence.py: what a sequence in the file shows (a credential refused before, a read after a
   delete or a patch, a stream resumed by `last-event-id`, the suite's own declared checks);
-- judge.py: those judgements as checks (suite/rejudge.py's words) evaluated into findings;
+- judge.py: those judgements as checks (suite/judging/checks.py's words) evaluated into findings;
 - outcome.py: the findings as a run's verdicts and reports (report/), JUnit included;
 - recorder.py and proxy.py: the live reverse proxy that records and judges as it passes.
 

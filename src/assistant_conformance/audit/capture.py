@@ -1,7 +1,7 @@
-"""A HAR file's exchanges as the suite's trail holds them (suite/trail.py), so that they are judged
-with the words a test and a replay judge by (suite/rejudge.py), and what HAR adds to them: whose
-credential each request carried, whether each body was kept whole, and, in the suite's own
-exchanges (reports/exchanges/ID.har), the finding's declared check. The proxy builds one as it
+"""A HAR file's exchanges as the suite's trail holds them (suite/http/trail.py), so that they are
+judged with the words a test and a replay judge by (suite/judging/checks.py), and what HAR adds to
+them: whose credential each request carried, whether each body was kept whole, and, in the suite's
+own exchanges (reports/exchanges/ID.har), the finding's declared check. The proxy builds one as it
 records (audit/proxy.py).
 
 A file that is not HAR 1.2 (report/schemas/har.schema.json), not JSON or cut short is refused in
@@ -25,11 +25,12 @@ from typing import Any
 import jsonschema
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite import places, trail
+from assistant_conformance.suite.evidence import places
+from assistant_conformance.suite.http import trail
 
 NONE, INVALID, BEARER = "none", "invalid", "bearer"
-# The suite's own `_credential` kinds (suite/har.py): the run's tokens, and those made up to be
-# refused (an unknown token, Basic, an empty bearer).
+# The suite's own `_credential` kinds (suite/evidence/har.py): the run's tokens, and those made up
+# to be refused (an unknown token, Basic, an empty bearer).
 RUN_TOKENS = frozenset({"main", "alt"})
 MADE_UP = frozenset({"bearer", "basic", "empty-bearer", "?"})
 INFLATED_LIMIT = 4 * trail.BODY_LIMIT  # a compressed body is read back up to this much

@@ -3,11 +3,11 @@
 - the bearer rule: a request without an Authorization header (AUTH-MISSING-REJECTED), or with a
   credential that is no bearer token, or one the server refused (401) before it was sent
   (AUTH-INVALID-REJECTED), is answered with no 2xx, and refused with 401 (AUTH-401: a 2xx is the
-  first's finding alone, as suite/charges.py charges it); a stream request with `last-event-id`
-  and no credential, with no 2xx (AUTH-LAST-EVENT-ID-NOT-CREDENTIAL). An operation answered 405
-  or 501 is not there to refuse anything: not judged;
+  first's finding alone, as suite/judging/charges.py charges it); a stream request with
+  `last-event-id` and no credential, with no 2xx (AUTH-LAST-EVENT-ID-NOT-CREDENTIAL). An operation
+  answered 405 or 501 is not there to refuse anything: not judged;
 - every 401 names the Bearer scheme in WWW-Authenticate, and a 2xx JSON body is declared JSON:
-  the doors' cross-cutting rules (suite/door.py), with the checks a run judges them by;
+  the doors' cross-cutting rules (suite/http/door.py), with the checks a run judges them by;
 - on a request with a credential the server had not refused: a 2xx is the documented success
   status (a 4xx may answer the client's own input, and is not judged); a 5xx is ROBUST-NO-5XX;
 - a JSON body is RFC 8259 JSON, and a documented success answer has the documented shape
@@ -22,8 +22,11 @@ from __future__ import annotations
 from assistant_conformance.audit.capture import BEARER, NONE, Capture
 from assistant_conformance.audit.judge import Judgement
 from assistant_conformance.audit.operations import has_shape, header, last_event_id
-from assistant_conformance.suite import rejudge, sse, strictjson
-from assistant_conformance.suite.charges import (
+from assistant_conformance.contract.openapi import Operation
+from assistant_conformance.suite.http import sse, strictjson
+from assistant_conformance.suite.http.observe import JSON_UNDECLARED, NOT_CHALLENGED
+from assistant_conformance.suite.judging import checks
+from assistant_conformance.suite.judging.charges import (
     AUTH_401,
     ERROR_JSON,
     INVALID,
@@ -31,18 +34,16 @@ from assistant_conformance.suite.charges import (
     NO_5XX,
     SHAPE,
 )
-from assistant_conformance.suite.doors_judged import CROSS_CUTTING, STRICT_JSON
-from assistant_conformance.suite.observe import JSON_UNDECLARED, NOT_CHALLENGED
-from assistant_conformance.suite.openapi import Operation
+from assistant_conformance.suite.judging.door_charges import CROSS_CUTTING, STRICT_JSON
 
 NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
 NOT_5XX = {"kind": "status-class", "classes": [1, 2, 3, 4]}
-NOT_THERE = (405, 501)  # the operation is not implemented: nothing to refuse (suite/absent.py)
+NOT_THERE = (405, 501)  # the operation is not implemented: nothing to refuse (suite/http/absent.py)
 LAST_EVENT_ID_NOT_CREDENTIAL = "AUTH-LAST-EVENT-ID-NOT-CREDENTIAL"
 EVENT_IDS, STREAM_ENDS = "RUN-STREAM-EVENT-IDS", "RUN-STREAM-ENDS"
 SERVER_KEPT_OPEN = (sse.OPEN_AFTER_END, sse.OPEN_AFTER_RUN)  # cuts that are the server's doing
 # The doors' rules of every answer of a kind, in the words a run judges them by (requirement,
-# expected, the header a check reads, its pattern): suite/doors_judged.py's.
+# expected, the header a check reads, its pattern): suite/judging/door_charges.py's.
 CHALLENGE, JSON_DECLARED = CROSS_CUTTING[NOT_CHALLENGED], CROSS_CUTTING[JSON_UNDECLARED]
 
 
@@ -88,7 +89,7 @@ def _rule(rule: tuple[str, str, str, str], index: int, op: Operation) -> Judgeme
 
 
 def cross_cutting(capture: Capture, index: int, op: Operation) -> list[Judgement]:
-    """The doors' rules of every answer (suite/door.py observe_answer), judged both ways."""
+    """The doors' rules of every answer (suite/http/door.py observe_answer), judged both ways."""
     entry = capture.entries[index]
     status = entry.status or 0
     if status == 401:
@@ -143,7 +144,7 @@ def stream(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     check = {"kind": "header", "entry": index, "name": "content-type",
              "pattern": r"^\s*text/event-stream\s*(;|$)", "ignore_case": True}  # fmt: skip
     found = [Judgement(kind, check, "Content-Type text/event-stream", index, op.label)]
-    if rejudge.events_of(entry):
+    if checks.events_of(entry):
         check = {"kind": "event-ids", "entry": index}
         found.append(Judgement(EVENT_IDS, check, "an id on every event", index, op.label))
     told = entry.stream or {}

@@ -1,5 +1,5 @@
-"""A judgement: a requirement, the check that judges it (suite/rejudge.py's words, so that the
-same words judge a finding in a test, in a replay and here), what was expected, and the exchange
+"""A judgement: a requirement, the check that judges it (suite/judging/checks.py's words, so that
+the same words judge a finding in a test, in a replay and here), what was expected, and the exchange
 it points at. Evaluated on the capture's exchanges it is a finding of the suite's own model
 (report/model.py): pass, or fail (a MUST) / warn (a SHOULD), with the file and the entry index
 in its text and its evidence.
@@ -17,11 +17,12 @@ from typing import Any
 
 from assistant_conformance.audit.capture import Capture
 from assistant_conformance.audit.operations import shape_problem
-from assistant_conformance.report.catalogue import load
+from assistant_conformance.contract.catalogue import load
+from assistant_conformance.contract.openapi import by_label
 from assistant_conformance.report.model import FAIL, PASS, WARN, Finding
-from assistant_conformance.suite import rejudge, trail
-from assistant_conformance.suite.exchange import EXCERPT, Exchange, describe
-from assistant_conformance.suite.openapi import by_label
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http.exchange import EXCERPT, Exchange, describe
+from assistant_conformance.suite.judging import checks
 
 
 @dataclass(frozen=True)
@@ -33,28 +34,28 @@ class Judgement:
     operation: str  # `METHOD /path/{template}`
 
 
-def _response_schema(check: rejudge.Check, entries: Sequence[trail.Entry]) -> rejudge.Verdict:
+def _response_schema(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
     entry = entries[check["entry"]]
-    wrong = shape_problem(by_label()[check["operation"]], entry.status or 0, rejudge.body_of(entry))
+    wrong = shape_problem(by_label()[check["operation"]], entry.status or 0, checks.body_of(entry))
     return wrong is None, wrong or "the documented shape"
 
 
-def _json_body(check: rejudge.Check, entries: Sequence[trail.Entry]) -> rejudge.Verdict:
+def _json_body(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
     entry = entries[check["entry"]]
-    found = rejudge.body_of(entry) is not None
+    found = checks.body_of(entry) is not None
     text = bytes(entry.response_body[:200]).decode("utf-8", "replace")
     return found, "a JSON body" if found else f"HTTP {entry.status} body {text!r}"
 
 
-_OWN: dict[str, Callable[[rejudge.Check, Sequence[trail.Entry]], rejudge.Verdict]] = {
+_OWN: dict[str, Callable[[checks.Check, Sequence[trail.Entry]], checks.Verdict]] = {
     "response-schema": _response_schema,
     "json-body": _json_body,
 }
 
 
-def evaluate(check: rejudge.Check, entries: Sequence[trail.Entry]) -> rejudge.Verdict:
+def evaluate(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
     own = _OWN.get(check["kind"])
-    return own(check, entries) if own else rejudge.evaluate(check, entries)
+    return own(check, entries) if own else checks.evaluate(check, entries)
 
 
 def finding(judgement: Judgement, capture: Capture) -> Finding:

@@ -1,6 +1,6 @@
 """Which documented operation an exchange is, and what the document says of its answer.
 
-An exchange is matched by its method and path template (suite/openapi.py): by default wherever
+An exchange is matched by its method and path template (contract/openapi.py): by default wherever
 the document's `/api/ai` paths appear in its path; with a base path, the path after it is read as
 under `/api/ai` (a server mounted at `/` or behind a gateway prefix). An exchange that matches no
 operation is counted, not judged.
@@ -18,14 +18,15 @@ from typing import Any
 import httpx
 import jsonschema
 
-from assistant_conformance.suite import rejudge, strictjson, trail
-from assistant_conformance.suite.openapi import (
+from assistant_conformance.contract.openapi import (
     Operation,
     by_label,
     document,
     match_path,
     resolve,
 )
+from assistant_conformance.suite.http import strictjson, trail
+from assistant_conformance.suite.judging import checks
 
 DOCUMENT_PREFIX = "/api/ai"
 
@@ -72,7 +73,7 @@ def run_of(entry: trail.Entry, op: Operation, base_path: str | None = None) -> s
         where = header(entry.response_headers, name).split("?")[0].rstrip("/")
         if "/runs/" in where:
             return where.rsplit("/runs/", 1)[1].split("/")[0] or None
-    events = rejudge.events_of(entry)
+    events = checks.events_of(entry)
     data = strictjson.lenient(events[0].data.encode()) if events else None
     value = data.get("run_id") if isinstance(data, dict) else None
     return value if isinstance(value, str) and value else None

@@ -19,14 +19,15 @@ import httpx
 
 from assistant_conformance import __version__
 from assistant_conformance.audit.rules import Judging
+from assistant_conformance.contract.catalogue import load
+from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report import redact, write_all
-from assistant_conformance.report.catalogue import load, spec_hashes
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.integrations import JUNIT_FILE
 from assistant_conformance.report.model import ERROR, FAIL, KNOWN, PASS, UNTESTED, WARN, Gate, Run
 from assistant_conformance.report.model import TestResult as FileResult
 from assistant_conformance.report.verdicts import build
-from assistant_conformance.suite.identity import suite_sha256
+from assistant_conformance.suite.run.identity import suite_sha256
 
 NOTHING_JUDGED = "no exchange to a documented operation got an answer: nothing was judged"
 COUNTS = ("exchanges", "judged", "off_document", "unanswered")

@@ -34,7 +34,8 @@ from assistant_conformance.audit.recorder import (
 from assistant_conformance.audit.rules import Judging
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import PASS, Run
-from assistant_conformance.suite import har, trail
+from assistant_conformance.suite.evidence import har
+from assistant_conformance.suite.http import trail
 
 HAR_FILE = "recorded.har"
 BUDGET = 256 * 1024 * 1024  # bytes of bodies a session keeps, all together

@@ -1,11 +1,11 @@
 """What the proxy keeps of one exchange as it passes (audit/proxy.py), within its bounds: each
-body up to BODY_LIMIT bytes (suite/trail.py's), all bodies together up to the proxy's budget; a
+body up to BODY_LIMIT bytes (suite/http/trail.py's), all bodies together up to the proxy's budget; a
 body past either is passed on whole but kept cut, and marked so (`_truncated`): what was not kept
 is not judged. A gzip or deflate body is kept as it reads (HAR keeps bodies decoded), inflated
 no further than the room left; another encoding is kept as sent and not judged.
 
 A stream's events are counted as they pass, so that how it stopped is said as the suite's reader
-says it (suite/sse.py): the server ended it, the client stopped reading (after the run's last
+says it (suite/http/sse.py): the server ended it, the client stopped reading (after the run's last
 event, past the grace a server has to end it: `still open ... after its last event`), or the
 proxy's deadline cut it.
 """
@@ -19,7 +19,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from assistant_conformance.suite import sse, trail
+from assistant_conformance.suite.http import sse, trail
 
 CLIENT_GONE = "the client stopped reading"
 DEADLINE = "the proxy's deadline (--exchange-timeout)"

@@ -11,8 +11,8 @@ from assistant_conformance.audit import exchange, sequence
 from assistant_conformance.audit.capture import Capture
 from assistant_conformance.audit.judge import finding
 from assistant_conformance.audit.operations import operation_of
+from assistant_conformance.contract.openapi import Operation
 from assistant_conformance.report.model import PASS, Finding
-from assistant_conformance.suite.openapi import Operation
 
 
 @dataclass

@@ -27,9 +27,10 @@ import httpx
 from assistant_conformance.audit.capture import Capture
 from assistant_conformance.audit.judge import Judgement, evaluate
 from assistant_conformance.audit.operations import last_event_id, path_values, run_of
-from assistant_conformance.report.catalogue import load
-from assistant_conformance.suite import rejudge, sse, strictjson
-from assistant_conformance.suite.openapi import Operation, by_label, operation_label
+from assistant_conformance.contract.catalogue import load
+from assistant_conformance.contract.openapi import Operation, by_label, operation_label
+from assistant_conformance.suite.http import sse, strictjson
+from assistant_conformance.suite.judging import checks
 
 Ops = Sequence[Operation | None]
 PERSISTS = {
@@ -118,7 +119,7 @@ def _read_whole(capture: Capture, ops: Ops, index: int) -> bool:
         return False
     ended = (entry.stream or {}).get("closed_by_server")
     if ended is None:
-        events = rejudge.events_of(entry)
+        events = checks.events_of(entry)
         return bool(events) and events[-1].event in sse.LAST_EVENTS
     return bool(ended)
 
@@ -155,13 +156,13 @@ def _resume(capture: Capture, ops: Ops, at: int, truth: int) -> Judgement | None
     assert op is not None
     sent = last_event_id(capture.entries[at])
     requirement = JOIN_RESUME if op.method == "GET" else STREAM_RESUME
-    events = rejudge.events_of(capture.entries[truth])
+    events = checks.events_of(capture.entries[truth])
     ids = [i for i, e in enumerate(events) if e.own_id and e.id == sent]
     if ids:
         start = ids[0] + 1
         expected = f"exactly the events after {sent!r} of the run's replay at entry {truth}"
     else:
-        got = len(rejudge.named(rejudge.events_of(capture.entries[at])))
+        got = len(checks.named(checks.events_of(capture.entries[at])))
         named = [i for i, e in enumerate(events) if e.own_id and e.id]
         if requirement == JOIN_RESUME or not got or got > len(named):
             return None  # an id that is none of the run's: a join's answer is not stated
@@ -197,7 +198,7 @@ def declared(capture: Capture, index: int, not_judged: dict[str, str]) -> list[J
     except (KeyError, IndexError, TypeError, ValueError):
         not_judged.setdefault(requirement, f"its check ({check.get('kind')}) cannot be read")
         return []
-    read = rejudge.entries_of(check)
+    read = checks.entries_of(check)
     at = read[0] if "entry" in check else max(read, default=index)
     entry = capture.entries[at]
     label = operation_label(entry.method, httpx.URL(entry.url).path)

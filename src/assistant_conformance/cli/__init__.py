@@ -28,8 +28,8 @@ USAGE = (
 
 
 def version() -> str:
-    from assistant_conformance.report.catalogue import spec_hashes
-    from assistant_conformance.suite.identity import suite_sha256
+    from assistant_conformance.contract.files import spec_hashes
+    from assistant_conformance.suite.run.identity import suite_sha256
 
     spec = spec_hashes()
     return (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from assistant_conformance.report.document import cleanup_lines, to_dict
 from assistant_conformance.report.exits import Exit, Parser
-from assistant_conformance.suite.results import MergeError, merge
+from assistant_conformance.suite.run.results import MergeError, merge
 
 
 def main(argv: list[str], prog: str = "assistant-conformance merge") -> int:

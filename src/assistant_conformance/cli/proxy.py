@@ -59,7 +59,7 @@ def _serve(args: Any, listener: socket.socket, prog: str, secrets: redact.Secret
 
     from assistant_conformance.audit.proxy import HAR_FILE, Proxy
     from assistant_conformance.cli.audit import summary
-    from assistant_conformance.suite.trail import BODY_LIMIT
+    from assistant_conformance.suite.http.trail import BODY_LIMIT
 
     proxy = Proxy(args.upstream, args.report_dir, args.exchange_timeout, say=_say, secrets=secrets)
     config = uvicorn.Config(proxy, log_level="critical", access_log=False, lifespan="on",

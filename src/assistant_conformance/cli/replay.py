@@ -4,9 +4,9 @@ running the suite: each is sent again to the target (by default the report's), j
 its check, and said to `still fail` (expected / actual, as in the report) or to `now pass`.
 
 Tokens come from the options or the environment (ASSISTANT_API_TOKEN, ASSISTANT_API_ALT_TOKEN),
-never from the files, which hold none. What the replay creates it removes (suite/replay.py).
-A finding judged by its test's own code (check `test`) is judged by running that test once more,
-alone, at the report's seed.
+never from the files, which hold none. What the replay creates it removes
+(suite/evidence/replay.py). A finding judged by its test's own code (check `test`) is judged by
+running that test once more, alone, at the report's seed.
 
 A finding whose exchanges cannot be sent again as they were (a write the guard refuses, a value
 the new answers do not give, a resource the reported run made before the exchanges it kept, a
@@ -27,18 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assistant_conformance.contract.catalogue import load as catalogue
 from assistant_conformance.report import redact
-from assistant_conformance.report.catalogue import load as catalogue
 from assistant_conformance.report.exits import Exit, Parser
-from assistant_conformance.suite import rejudge
-from assistant_conformance.suite.guard import Guard
-from assistant_conformance.suite.har import Recorded, load
-from assistant_conformance.suite.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read
-from assistant_conformance.suite.replay import Replayer
-from assistant_conformance.suite.safety import Session, cleanup_clients
-from assistant_conformance.suite.target import HarnessError, Target, preflight
-from assistant_conformance.suite.transport import Policy
-from assistant_conformance.suite.unreplayed import NotReplayed
+from assistant_conformance.suite.evidence.har import Recorded, load
+from assistant_conformance.suite.evidence.replay import Replayer
+from assistant_conformance.suite.evidence.unreplayed import NotReplayed
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import HarnessError, Target, preflight
+from assistant_conformance.suite.judging import checks
+from assistant_conformance.suite.safety.guard import Guard
+from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read
+from assistant_conformance.suite.safety.session import SafetySession, cleanup_clients
 
 STILL_FAILS, NOW_PASSES, NOT_REPLAYED = "still fails", "now passes", "not replayed"
 
@@ -121,7 +121,7 @@ def _replay_all(
     chosen: list[Recorded], target: Target, policy: Policy, args: Any, process_timeout: float
 ) -> list[Outcome]:
     guard = Guard(False, policy.deadline, policy.cap)
-    session = Session(guard, Ledger(args.report_dir / LEDGER_DIR, target.base_url), policy)
+    session = SafetySession(guard, Ledger(args.report_dir / LEDGER_DIR, target.base_url), policy)
     session.ledger.hold()
     replayer = Replayer(target.base_url, session, {MAIN: target.token, ALT: target.alt_token})
     outcomes = []
@@ -162,7 +162,7 @@ def _summary(chosen: list[Recorded], outcomes: list[Outcome], base_url: str) -> 
             print(redact.text(f"  not replayed: {recorded.finding['id']}: {outcome.actual}"))
 
 
-def replay_records(session: Session) -> list[dict[str, Any]]:
+def replay_records(session: SafetySession) -> list[dict[str, Any]]:
     return read(session.ledger.path) if session.ledger.path.exists() else []
 
 
@@ -181,10 +181,10 @@ def _one(
 
 
 def _judge(
-    check: rejudge.Check, recorded: Recorded, answers: list[Any], replayer: Replayer
-) -> rejudge.Verdict:
+    check: checks.Check, recorded: Recorded, answers: list[Any], replayer: Replayer
+) -> checks.Verdict:
     if check["kind"] != "schemathesis":
-        return rejudge.evaluate(check, answers)
+        return checks.evaluate(check, answers)
     from assistant_conformance.suite.property import compat, replayed
 
     policy = replayer.session.policy
@@ -198,7 +198,10 @@ def _judge(
         "verify": policy.requests_verify,
     }
     requirement = recorded.finding["requirement"]
-    return replayed.judge_again(check, requirement, answers[check["entry"]], kwargs)
+    try:
+        return replayed.judge_again(check, requirement, answers[check["entry"]], kwargs)
+    except LookupError as exc:  # no operation of the document: no case to judge again
+        raise NotReplayed(str(exc)) from None
 
 
 def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Outcome]:

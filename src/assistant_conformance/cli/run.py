@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from assistant_conformance.report import bundle
+from assistant_conformance.contract import files
 from assistant_conformance.report.exits import Parser
-from assistant_conformance.suite.options import OPTIONS
+from assistant_conformance.suite.config.options import OPTIONS
 
 SUITE_PATH = "tests"  # how a checkout (and the test ids) name the checks
 
@@ -70,11 +70,11 @@ def rebased(args: list[str]) -> tuple[list[str], bool]:
     for arg in args:
         flag, equals, value = arg.partition("=")
         if arg.startswith("-") and equals and _suite_path(value):
-            arg = f"{flag}={bundle.suite_root() / value}"
+            arg = f"{flag}={files.suite_root() / value}"
         elif _suite_path(arg) and not (out and out[-1].startswith("--")):
-            arg, named = str(bundle.suite_root() / arg), True
+            arg, named = str(files.suite_root() / arg), True
         elif _suite_path(arg):  # the value of an option written apart (`--ignore tests/x`)
-            arg = str(bundle.suite_root() / arg)
+            arg = str(files.suite_root() / arg)
         elif not (out and out[-1].startswith("--")) and _exists(arg.partition("::")[0]):
             named = True  # checks named by a path of this folder (a checkout's `tests/...`)
         out.append(arg)
@@ -90,9 +90,9 @@ def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> lis
         str(given.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports")
     ).resolve()
     return [
-        *([] if named else [str(bundle.tests_dir())]),
-        "-c", str(bundle.pytest_ini()),
-        f"--rootdir={bundle.suite_root()}",
+        *([] if named else [str(files.tests_dir())]),
+        "-c", str(files.pytest_ini()),
+        f"--rootdir={files.suite_root()}",
         "-o", f"cache_dir={report_dir / '.pytest_cache'}",
         *suite_flags({**given, "report_dir": str(report_dir)}),
         *extra,
@@ -101,7 +101,7 @@ def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> lis
 
 def main(argv: list[str], prog: str = "assistant-conformance run") -> None:
     args = pytest_args(argv, prog)
-    hypothesis_home = str(bundle.user_cache() / "hypothesis")
+    hypothesis_home = str(files.user_cache() / "hypothesis")
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", hypothesis_home)
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable, "-m", "pytest", *args])

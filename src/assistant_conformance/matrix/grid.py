@@ -18,12 +18,13 @@ from typing import Any
 import jsonschema
 
 from assistant_conformance import __version__
+from assistant_conformance.contract.catalogue import Catalogue
+from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.matrix.runner import COMPLETED, ERROR, Column
 from assistant_conformance.matrix.targets import Plan
 from assistant_conformance.report import redact
-from assistant_conformance.report.catalogue import Catalogue, spec_hashes
 from assistant_conformance.report.model import UNTESTED, VERDICTS
-from assistant_conformance.suite.identity import suite_sha256
+from assistant_conformance.suite.run.identity import suite_sha256
 
 FORMAT = "assistant-conformance-matrix/1"
 

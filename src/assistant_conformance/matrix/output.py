@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assistant_conformance.contract.catalogue import load as load_catalogue
 from assistant_conformance.matrix import grid, markdown, page
 from assistant_conformance.matrix.runner import ERROR, Column
 from assistant_conformance.matrix.targets import Plan, PlanError
-from assistant_conformance.report.catalogue import load as load_catalogue
 from assistant_conformance.report.exits import Exit
 
 README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")

@@ -31,9 +31,9 @@ from typing import Any
 import jsonschema
 import yaml
 
+from assistant_conformance.contract.catalogue import load as load_catalogue
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT
-from assistant_conformance.report.catalogue import load as load_catalogue
 
 LOCAL = ("reference", "variant", "mutant", "langgraph")  # kinds the matrix starts itself
 SET_BY_MATRIX = ("--base-url", "--token", "--alt-token", "--report-dir", "--seed", "--examples")

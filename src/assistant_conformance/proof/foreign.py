@@ -27,10 +27,10 @@ from pathlib import Path
 
 import httpx
 
-from assistant_conformance.report import bundle
+from assistant_conformance.contract import files
 
 PROJECT = Path(str(resources.files("assistant_conformance.proof"))) / "langgraph"
-VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV") or bundle.user_cache() / "venv-langgraph")
+VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV") or files.user_cache() / "venv-langgraph")
 INSTALL_TIMEOUT = 900.0
 START_TIMEOUT = 90.0
 # Capability groups a LangGraph server does not serve (its verdicts in docs/compatibility/ are

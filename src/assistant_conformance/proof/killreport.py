@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof.mutants._base import Bound
-from assistant_conformance.report.catalogue import load
 
 MUTANT, VARIANT = "mutant", "variant"
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof import serve
 from assistant_conformance.proof.killreport import (
     MUTANT,
@@ -42,7 +43,6 @@ from assistant_conformance.proof.mutants._base import Bound
 from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
-from assistant_conformance.report.catalogue import load
 
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from assistant_conformance.report.catalogue import Catalogue
+from assistant_conformance.contract.catalogue import Catalogue
 
 
 class BaselineError(ValueError):

@@ -84,8 +84,9 @@ def runs_line(doc: dict[str, Any]) -> str | None:
 
 
 def absent_line(doc: dict[str, Any]) -> str | None:
-    """One line on the operations the target lacks (suite/absent.py: each a finding on its status
-    requirement), with what showed each; None when it lacks none (or the run did not look)."""
+    """One line on the operations the target lacks (suite/http/absent.py: each a finding on its
+    status requirement), with what showed each; None when it lacks none (or the run did not
+    look)."""
     found = doc.get("absent_operations") or []
     if not found:
         return None

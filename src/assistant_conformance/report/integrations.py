@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant_conformance.report import bundle
-from assistant_conformance.report.catalogue import CATALOGUE_PATH, SPEC_DIR, Catalogue, read_yaml
+from assistant_conformance.contract import files
+from assistant_conformance.contract.catalogue import Catalogue
+from assistant_conformance.contract.files import CATALOGUE_PATH, SPEC_DIR, read_yaml
 from assistant_conformance.report.model import Finding
 
 JUNIT_FILE = "junit.xml"
@@ -30,7 +31,7 @@ def is_suite_run(config: pytest.Config) -> bool:
     """Whether the run collects the suite's checks (`assistant_conformance.tests`, in a checkout
     its testpaths): not when it collects only other paths (e.g. `selftests`, or the tests of a
     project that has the package installed, which the plugin then leaves alone)."""
-    checks = bundle.tests_dir().resolve()
+    checks = files.tests_dir().resolve()
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
         if path.is_relative_to(checks) or checks.is_relative_to(path):

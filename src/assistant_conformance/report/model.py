@@ -1,8 +1,8 @@
 """The result model: findings, per-test records, per-requirement verdicts, the run's gate and level.
 
-Tests produce findings (suite/findings.py); the plugin collects them per test (TestResult, also
-across pytest-xdist workers); report/verdicts.py decides every verdict once and returns a Run; the
-writers only render it.
+Tests produce findings (suite/judging/findings.py); the plugin collects them per test (TestResult,
+also across pytest-xdist workers); report/verdicts.py decides every verdict once and returns a Run;
+the writers only render it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from assistant_conformance.report.catalogue import load
+from assistant_conformance.contract.catalogue import load
 
 PASS, FAIL, WARN, SKIP, ERROR = "pass", "fail", "warn", "skip", "error"
 KNOWN = "known"  # failed, and listed in the baseline

@@ -8,8 +8,8 @@ import datetime as dt
 import re
 from typing import Any
 
+from assistant_conformance.contract.catalogue import Catalogue
 from assistant_conformance.report.baseline import Entry
-from assistant_conformance.report.catalogue import Catalogue
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import (
     ERROR,

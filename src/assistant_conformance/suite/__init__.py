@@ -1,17 +1,17 @@
-"""The suite room: what runs inside a user's pytest (tests/ holds the checks themselves).
+"""The suite room: what runs inside a user's pytest (tests/ holds the checks themselves), in rooms
+by what they do, from the ground up; a room imports only rooms below it
+(selftests/tree/test_house.py holds the order):
 
-- plugin.py, fixtures.py, concurrency.py: the pytest plugin (options, markers, verdicts), its
-  fixtures and the spread over pytest-xdist workers; the run's typed state is state.py, kept on
-  the config stash under the keys of keys.py;
-- settings.py, options.py: the options (command line, environment, ini);
-- the doors: transport.py (the one policy every client of the target comes from), door.py (the
-  bounds every answer is read under), guard.py (owned data only, the ledger's intents), sse.py
-  (the event-stream reader), exchange.py, strictjson.py, target.py. They bound, count and record
-  (observe.py) and name no requirement;
-- charges.py: the one place that turns what the doors and schemathesis saw into findings;
-- findings.py: what a test records of a requirement; collect.py: reports into the result model;
-- ledger.py, safety.py, sweep.py: what a run created, and its removal;
-- openapi.py (the document's operations), capabilities.py, absent.py (operations a target lacks),
-  identity.py, stats.py;
-- flows/: the scenario flows, one module per interface area; property/: the schemathesis layer.
+1. config/: the options, as plain data;
+2. http/: the one door to the target: the policy, every client, the bounds, the trail;
+3. judging/: findings and what charges them; safety/: guard, ledger, clean-up (side by side,
+   neither imports the other);
+4. flows/: the scenario flows, one module per interface area;
+5. property/: the schemathesis layer;
+6. evidence/: a finding's exchanges as HAR, and their replay;
+7. run/: the run's state, results, identity, measurements;
+8. plugin.py (the pytest plugin: options, markers, verdicts, reports) and fixtures.py (the
+   target, the clients of each principal, the capability gate), over all of them.
+
+Beside the suite, every room reads the contract room (assistant_conformance/contract/).
 """

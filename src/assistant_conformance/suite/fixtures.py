@@ -9,18 +9,20 @@ from dataclasses import asdict
 import httpx
 import pytest
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
-from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.exits import Exit
-from assistant_conformance.suite import capabilities, guard, safety
-from assistant_conformance.suite.collect import requirement_ids
+from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
 from assistant_conformance.suite.flows.control import resolve
-from assistant_conformance.suite.keys import run_state
-from assistant_conformance.suite.ledger import ALT, ANONYMOUS, MAIN, Ledger
-from assistant_conformance.suite.settings import SuiteSettings
-from assistant_conformance.suite.target import HarnessError, Target, open_target
-from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import HarnessError, Target, open_target
+from assistant_conformance.suite.judging.outcomes import requirement_ids
+from assistant_conformance.suite.run import capabilities
+from assistant_conformance.suite.run.state import run_state
+from assistant_conformance.suite.safety import guard
+from assistant_conformance.suite.safety.ledger import ALT, ANONYMOUS, MAIN, Ledger
+from assistant_conformance.suite.safety.session import SafetySession
 
 
 @pytest.fixture(scope="session")
@@ -30,7 +32,7 @@ def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
 
 @pytest.fixture(scope="session")
 def policy(pytestconfig: pytest.Config) -> Policy:
-    """The run's transport policy: every client of the target comes from it (suite/transport.py),
+    """The run's transport policy: every client of the target comes from it (suite/http/policy.py),
     so every answer is read through the door's bounds."""
     return run_state(pytestconfig).policy
 
@@ -58,15 +60,15 @@ def target(
 @pytest.fixture(scope="session")
 def run_safety(
     pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target, policy: Policy
-) -> Iterator[safety.Session]:
+) -> Iterator[SafetySession]:
     """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
-    session = safety.Session.open(suite_settings, target, policy)
-    run_state(pytestconfig).safety = session
-    yield session
-    session.finish(suite_settings, target)
+    safety = SafetySession.open(suite_settings, target, policy)
+    run_state(pytestconfig).safety = safety
+    yield safety
+    safety.finish(suite_settings, target)
 
 
-def _client(target: Target, run: safety.Session, principal: str) -> httpx.Client:
+def _client(target: Target, run: SafetySession, principal: str) -> httpx.Client:
     token = {MAIN: target.token, ALT: target.alt_token}.get(principal)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(
@@ -78,21 +80,21 @@ def _client(target: Target, run: safety.Session, principal: str) -> httpx.Client
 
 
 @pytest.fixture(scope="session")
-def api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client]:
+def api(target: Target, run_safety: SafetySession) -> Iterator[httpx.Client]:
     """A client of the main principal."""
     with _client(target, run_safety, MAIN) as client:
         yield client
 
 
 @pytest.fixture(scope="session")
-def ledger(run_safety: safety.Session) -> Ledger:
+def ledger(run_safety: SafetySession) -> Ledger:
     """Tracks what the run creates (the suite's clients record their creates themselves); what it
     lists is removed at the end of the session, newest first."""
     return run_safety.ledger
 
 
 @pytest.fixture(scope="session")
-def alt_api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client]:
+def alt_api(target: Target, run_safety: SafetySession) -> Iterator[httpx.Client]:
     """A client of the second principal; tests that need it are skipped without --alt-token."""
     if not target.alt_token:
         pytest.skip("no second principal: give --alt-token to check isolation")
@@ -101,7 +103,7 @@ def alt_api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client
 
 
 @pytest.fixture(scope="session")
-def anonymous_api(target: Target, run_safety: safety.Session) -> Iterator[httpx.Client]:
+def anonymous_api(target: Target, run_safety: SafetySession) -> Iterator[httpx.Client]:
     """A client that sends no credential."""
     with _client(target, run_safety, ANONYMOUS) as client:
         yield client

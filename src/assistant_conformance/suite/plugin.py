@@ -1,6 +1,6 @@
 """The suite's pytest plugin: options, requirement markers, findings into verdicts, the reports.
 
-It keeps one typed state per run on the config stash (suite/state.py, keys in suite/keys.py);
+It keeps one typed state per run on the config stash (suite/run/state.py);
 its fixtures (the target, clients of each principal, the run's ledger) are in suite/fixtures.py.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import (
     baseline,
     integrations,
@@ -21,41 +22,33 @@ from assistant_conformance.report import (
     terminal_summary,
     write_all,
 )
-from assistant_conformance.report.catalogue import load
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import Gate
-from assistant_conformance.suite import (
-    capabilities,
-    collect,
-    doors_judged,
-    findings,
-    har,
-    identity,
-    keys,
-    results,
-    safety,
-    shards,
-    sweep,
-    trail,
-)
-from assistant_conformance.suite.collect import requirement_ids
-from assistant_conformance.suite.findings import TestRecord
-from assistant_conformance.suite.keys import run_state
-from assistant_conformance.suite.observe import AnswerFault
-from assistant_conformance.suite.property import compat, generation
-from assistant_conformance.suite.settings import (
+from assistant_conformance.suite.config import shards
+from assistant_conformance.suite.config.settings import (
     OptionError,
     SuiteSettings,
     add_options,
     check_report_dir,
 )
-from assistant_conformance.suite.state import SESSION, RunState
-from assistant_conformance.suite.target import HarnessError, preflight, remote
+from assistant_conformance.suite.evidence import har
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import HarnessError, preflight, remote
+from assistant_conformance.suite.judging import door_charges, findings, outcomes
+from assistant_conformance.suite.judging.findings import TestRecord
+from assistant_conformance.suite.judging.outcomes import requirement_ids
+from assistant_conformance.suite.property import compat, generation
+from assistant_conformance.suite.run import capabilities, identity, results
+from assistant_conformance.suite.run.state import RECORD, RUN, SESSION, RunState, run_state
+from assistant_conformance.suite.safety import sweep
+from assistant_conformance.suite.safety.session import breaches, redact_report, skip_writers
 
 pytest_plugins = (
-    "assistant_conformance.suite.argv",
+    "assistant_conformance.suite.config.argv",
     "assistant_conformance.suite.fixtures",
-    "assistant_conformance.suite.concurrency",
+    "assistant_conformance.suite.run.concurrency",
 )
 _REDACTION = pytest.StashKey[Any]()  # the token that makes the run's secrets active
 
@@ -89,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     secrets = redact.Secrets()
     config.stash[_REDACTION] = redact.activate(secrets)  # before anything registers a secret
     worker = getattr(config, "workerinput", None)
-    policy = settings.policy(share=int(worker.get("workercount", 1)) if worker else 1)
+    policy = Policy.of(settings, share=int(worker.get("workercount", 1)) if worker else 1)
     if active:
         compat.install(policy.adapter())
         generation.configure(settings.seed, settings.examples)
@@ -98,12 +91,12 @@ def pytest_configure(config: pytest.Config) -> None:
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
         )
     caps = capabilities.declared(settings.unsupported)
-    collector = collect.Collector(caps)
+    collector = outcomes.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
     state = RunState(settings, policy, secrets, known, caps, collector, bool(worker), active)
     if worker and worker.get(SESSION):
         state.session = worker[SESSION]
-    config.stash[keys.RUN] = state
+    config.stash[RUN] = state
     if active and settings.shard:
         config.pluginmanager.register(shards.Split(settings.shard, settings.examples))
     integrations.default_outputs(config, settings.report_dir)
@@ -116,7 +109,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """pytest-xdist: the workers' measurements join this session's (suite/state.py)."""
+    """pytest-xdist: the workers' measurements join this session's (suite/run/state.py)."""
     node.workerinput[SESSION] = run_state(node.config).session
 
 
@@ -132,7 +125,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Make requirement IDs, their sections and levels selectable with -k and -m; label them."""
     catalogue = load()
     if run_state(config).settings.read_only:
-        safety.skip_writers(items)
+        skip_writers(items)
     for item in items:
         ids = requirement_ids(item)
         for rid in ids:
@@ -168,22 +161,22 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     state = run_state(item.config)
     settings = state.settings
     record = TestRecord(frozenset(requirement_ids(item)), settings.strict_conformance, item.nodeid)
-    item.stash[keys.RECORD] = record
+    item.stash[RECORD] = record
     with findings.recording(record):
         try:
             return (yield)
         except AnswerFault as fault:  # the target's fault, not the suite's: a finding
-            charged = doors_judged.charge_fault(fault)
+            charged = door_charges.charge_fault(fault)
             raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
         finally:
             try:
                 record.finish()  # judgements held until the test's end (the property layer's)
             finally:
-                doors_judged.settle(record)  # what the doors observed during the test
-                if state.active:  # the operations its exchanges show absent (suite/absent.py)
+                door_charges.settle(record)  # what the doors observed during the test
+                if state.active:  # the operations its exchanges show absent (suite/http/absent.py)
                     guard = state.safety.guard if state.safety else None
                     probed = {a.operation for a in state.lacking}
-                    lacking = doors_judged.charge_absent(
+                    lacking = door_charges.charge_absent(
                         record, guard.seen if guard else (), probed
                     )
                     state.add("absent", *(a.as_dict() for a in lacking))
@@ -198,12 +191,12 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    safety.redact_report(report, call)  # an exception, captured output: before anyone shows it
-    record = item.stash.get(keys.RECORD, None) if call.when == "call" else None
+    redact_report(report, call)  # an exception, captured output: before anyone shows it
+    record = item.stash.get(RECORD, None) if call.when == "call" else None
     state = run_state(item.config)
     caps = state.capabilities
     extra = {"capabilities": {g: s.as_dict() for g, s in caps.items()}} if caps else {}
-    collect.settle(
+    outcomes.settle(
         report,
         call,
         requirement_ids(item),
@@ -297,12 +290,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    state = config.stash.get(keys.RUN, None)
+    state = config.stash.get(RUN, None)
     if state is None:
         return
     if state.result is not None:
         terminal_summary(terminalreporter, state.result, state.settings.report_dir)
     if getattr(config.option, "numprocesses", None) and (stopped := state.stop_reason()):
         terminalreporter.write_line(f"harness error: {stopped}", red=True, bold=True)
-    for line in [*(state.sweep.lines if state.sweep else []), *safety.breaches(state.safety)]:
+    for line in [*(state.sweep.lines if state.sweep else []), *breaches(state.safety)]:
         terminalreporter.write_line(redact.text(line))

@@ -1,7 +1,16 @@
 """Reusable scenario flows, one module per interface area, and the helpers they share.
 
+- agent.py: the agent every run goes to (assistant, input, options); control.py: which agent, and
+  the control run that shows how a run of it works;
+- runs.py: threads, runs and streams; agreement.py: a run read after its stream agrees with it;
+  threads.py: thread state writes;
+- knowledge.py: knowledge bases and documents; conversations.py: conversations and messages;
+- auth.py: real resources of one principal for the auth, isolation and robustness checks.
+
 Helpers here read answers only by what spec/openapi.yaml names (identifiers, list fields); an
 answer without them is a ROBUST-RESPONSE-SHAPE finding, so tests using them name that ID.
+
+May import: config, http, judging, safety.
 """
 
 from __future__ import annotations
@@ -12,8 +21,10 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings, rejudge, trail
-from assistant_conformance.suite.rejudge import mismatches as mismatches  # where it was
+from assistant_conformance.contract.openapi import Operation
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.judging import checks, findings
+from assistant_conformance.suite.judging.checks import mismatches as mismatches  # where it was
 
 SHAPE = "ROBUST-RESPONSE-SHAPE"
 POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
@@ -67,7 +78,7 @@ def is_client_error(response: httpx.Response) -> bool:
 
 
 def poll(
-    read: Callable[[], httpx.Response], until: rejudge.Check, timeout: float
+    read: Callable[[], httpx.Response], until: checks.Check, timeout: float
 ) -> tuple[httpx.Response, bool]:
     """Read until the check `until` (without its entry) holds on the answer or `timeout` seconds
     pass; answer the last read and whether it held. A replay polls by the same words."""
@@ -75,8 +86,22 @@ def poll(
     with trail.polling(until, timeout):
         while True:
             response = read()
-            if rejudge.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
+            if checks.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
                 return response, True
             if time.monotonic() >= deadline:
                 return response, False
             time.sleep(POLL_INTERVAL)
+
+
+def send(client: httpx.Client, op: Operation, url: str, **kwargs: Any) -> httpx.Response:
+    """Send one request of `op`, bounded: an event stream is closed as soon as its status is known.
+
+    The request timeout of `client` bounds the wait for the status; an error body is read whole.
+    """
+    if not op.streaming:
+        return client.request(op.method, url, **kwargs)
+    headers = {"Accept": "text/event-stream", **kwargs.pop("headers", {})}
+    with client.stream(op.method, url, headers=headers, **kwargs) as response:
+        if not response.is_success:
+            response.read()
+    return response

@@ -32,11 +32,11 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
+from assistant_conformance.suite.config.options import TESTING_WORDS
 from assistant_conformance.suite.flows import is_success, json_of
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.observe import AnswerFault
-from assistant_conformance.suite.options import TESTING_WORDS
+from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 CHAT = "LangGraph chat messages"
 PLACEHOLDER = "{text}"

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import json_of, poll
 from assistant_conformance.suite.flows.runs import TERMINAL, run_status, runs_url
-from assistant_conformance.suite.sse import SseEvent
+from assistant_conformance.suite.http.sse import SseEvent
+from assistant_conformance.suite.judging import findings
 
 # A queue-backed server may publish a stream's end a moment before it stores the run's status:
 # the run read after the end is read again until terminal, for at most this long.

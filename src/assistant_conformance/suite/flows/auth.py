@@ -19,14 +19,14 @@ from typing import Any
 
 import httpx
 
+from assistant_conformance.contract.openapi import MARKER_KEY, Operation
 from assistant_conformance.report import redact
-from assistant_conformance.suite.findings import Blocked
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent, assistants
 from assistant_conformance.suite.flows.control import finished_run
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.openapi import MARKER_KEY, Operation
-from assistant_conformance.suite.varying import masked, varying
+from assistant_conformance.suite.judging.findings import Blocked
+from assistant_conformance.suite.judging.idle_reads import masked, varying
+from assistant_conformance.suite.safety.ledger import Ledger
 
 THREADS, CONVERSATIONS, CONTEXT_FILES = (
     "/api/ai/threads",

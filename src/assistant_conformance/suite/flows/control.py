@@ -24,8 +24,7 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
-from assistant_conformance.suite.answers import error_message
+from assistant_conformance.suite.config.options import TESTING_WORDS
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import (
     BROKEN,
@@ -52,11 +51,12 @@ from assistant_conformance.suite.flows.runs import (
     run_status,
     runs_url,
 )
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.observe import AnswerFault
-from assistant_conformance.suite.options import TESTING_WORDS
-from assistant_conformance.suite.rejudge import body_of
-from assistant_conformance.suite.sse import StreamRead, read_stream
+from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.sse import StreamRead, read_stream
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging.checks import body_of
+from assistant_conformance.suite.judging.error_bodies import error_message
+from assistant_conformance.suite.safety.ledger import Ledger
 
 CONTROL_TEXT = "conformance control"
 MISSING = (405, 501)  # the way is not there: the target's, not the input's

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import identifier, items_of, json_of
-from assistant_conformance.suite.ledger import Ledger
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 BASE = "/api/ai/conversations"
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings, rejudge
+from assistant_conformance.contract.openapi import operation_label
 from assistant_conformance.suite.flows import identifier, is_client_error, is_success, json_of, poll
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.openapi import operation_label
+from assistant_conformance.suite.judging import checks, findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 V1, KNOWLEDGES = "/api/ai/v1/kb", "/api/ai/knowledges"
 PREFIXES = (V1, KNOWLEDGES)
@@ -29,7 +29,7 @@ PREFIX_NAMES = {V1: "v1-kb", KNOWLEDGES: "knowledges"}
 STATUS_REQ = {V1: "KB-V1-STATUS", KNOWLEDGES: "KB-KNOWLEDGES-STATUS"}
 VALID = "KB-VALID-ACCEPTED"
 # Terminal document statuses of the deployed servers (deployed-system notes): processing stops.
-TERMINAL = frozenset(rejudge.TERMINAL_DOCUMENT)
+TERMINAL = frozenset(checks.TERMINAL_DOCUMENT)
 # Fields of 2.1 naming another resource (a workspace, an integration, a copilot), by path.
 REFERENCES = ("workspaceId", "integrationId", "copilotModel.copilotId")
 EVERY_FIELD = "a Knowledgebase with every field of 2.1 (declared types, allowed values)"

@@ -22,22 +22,22 @@ from urllib.parse import unquote
 
 import httpx
 
-from assistant_conformance.suite import findings, rejudge
-from assistant_conformance.suite.exchange import Exchange
 from assistant_conformance.suite.flows import is_success, json_of, poll
 from assistant_conformance.suite.flows.agent import IDS, MANY_EVENTS, QUEUED, RESUMABLE, Agent
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.observe import AnswerFault
-from assistant_conformance.suite.sse import (
+from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.sse import (
     LiveStream,
     RunEnded,
     SseEvent,
     StreamRead,
     read_stream,
 )
+from assistant_conformance.suite.judging import checks, findings
+from assistant_conformance.suite.safety.ledger import Ledger
 
 THREADS = "/api/ai/threads"
-TERMINAL = frozenset(rejudge.TERMINAL_RUN)
+TERMINAL = frozenset(checks.TERMINAL_RUN)
 ACTIVE = frozenset({"pending", "running"})
 
 
@@ -174,9 +174,9 @@ def key(event: SseEvent) -> tuple[str, str, str]:
 
 
 def keys(events: Iterable[SseEvent]) -> list[tuple[str, str, str]]:
-    """The keys of the events a client can name (rejudge.named): a frame without an id, which
+    """The keys of the events a client can name (checks.named): a frame without an id, which
     a server may send each connection its own way, is not compared."""
-    return [key(e) for e in rejudge.named(list(events))]
+    return [key(e) for e in checks.named(list(events))]
 
 
 def last_named(events: list[SseEvent]) -> str:
@@ -218,10 +218,10 @@ def need_events(read: StreamRead, at_least: int, what: str) -> None:
 
 def check_event_ids(events: list[SseEvent], what: str, exchange: Exchange | None) -> bool:
     """RUN-STREAM-EVENT-IDS: every event carried its own non-empty `id:` (but an opening frame,
-    rejudge.unnamed)."""
+    checks.unnamed)."""
     if not events:
         return True  # nothing to judge here (a stream that sent nothing is judged elsewhere)
-    missing = rejudge.unnamed(events)
+    missing = checks.unnamed(events)
     return findings.expect(
         "RUN-STREAM-EVENT-IDS",
         not missing,

@@ -15,10 +15,10 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite import findings
 from assistant_conformance.suite.flows import is_client_error, is_success, json_of, mismatches
 from assistant_conformance.suite.flows.agent import Agent, fill
 from assistant_conformance.suite.flows.runs import THREADS, run_body, runs_url
+from assistant_conformance.suite.judging import findings
 
 STATUS = "THR-STATUS"
 

@@ -17,10 +17,10 @@ from typing import Any
 import requests
 from schemathesis.generation.case import Case
 
+from assistant_conformance.contract.openapi import by_id, by_label
 from assistant_conformance.suite.flows.knowledge import with_references
-from assistant_conformance.suite.observe import AnswerFault
-from assistant_conformance.suite.openapi import by_id, by_label
-from assistant_conformance.suite.property.cases import negations, operation_id
+from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.judging.negations import negations, operation_id
 
 
 def own_kb_body(case: Case, references: Mapping[str, str], unique: str) -> None:

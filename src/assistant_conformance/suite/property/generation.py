@@ -16,7 +16,7 @@ from typing import Any
 import hypothesis
 import schemathesis
 
-from assistant_conformance.report.catalogue import OPENAPI_PATH, read_yaml
+from assistant_conformance.contract.files import OPENAPI_PATH, read_yaml
 
 NO_POOL = {"responses": False}
 MAX_STREAM_EVENTS = 10  # a stream is also cut at the request timeout, in total

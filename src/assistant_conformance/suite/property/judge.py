@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from assistant_conformance.suite import findings
-from assistant_conformance.suite.charges import CONTROLLED, FINDINGS_PER_REQUIREMENT
-from assistant_conformance.suite.exchange import Exchange
-from assistant_conformance.suite.openapi import by_id_table
+from assistant_conformance.contract.openapi import by_id_table
+from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging.charges import CONTROLLED, FINDINGS_PER_REQUIREMENT
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ import requests
 from schemathesis.core.transport import Response
 from schemathesis.generation.case import Case
 
-from assistant_conformance.suite import charges, exchange, findings
-from assistant_conformance.suite.openapi import by_label
+from assistant_conformance.contract.openapi import by_label
+from assistant_conformance.suite.http import exchange
+from assistant_conformance.suite.judging import charges, findings
 
 # A GET of a URL with the run's credential: its answer, or None when none came within bounds.
 Send = Callable[[str], requests.Response | None]

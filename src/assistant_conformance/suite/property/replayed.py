@@ -1,4 +1,4 @@
-"""A property-layer finding's check in words a replay can judge again (suite/replay.py).
+"""A property-layer finding's check in words a replay can judge again (suite/evidence/replay.py).
 
 Checks that read the case's generation (negative or positive data, a missing header) or the
 state machine's history (use after free, availability) become status checks of the answer,
@@ -20,12 +20,12 @@ from schemathesis.core import NOT_SET
 from schemathesis.core.failures import Failure
 from schemathesis.core.transport import Response
 
-from assistant_conformance.suite import charges, trail
-from assistant_conformance.suite.openapi import match_path
+from assistant_conformance.contract.openapi import match_path
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.judging import charges
+from assistant_conformance.suite.judging.checks import Check, Verdict
 from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
-from assistant_conformance.suite.rejudge import Check, Verdict
-from assistant_conformance.suite.unreplayed import NotReplayed
 
 AS_STATUS: dict[str, dict[str, Any]] = {
     # the statuses each check accepts (generation.schema's configuration, schemathesis' rules)
@@ -77,13 +77,14 @@ RAW = "application/octet-stream"  # schemathesis sends bytes of this type as the
 
 
 def rebuilt(answer: trail.Entry) -> Any:
-    """The schemathesis case of the request that got `answer`, as it was sent."""
+    """The schemathesis case of the request that got `answer`, as it was sent (LookupError for a
+    request of no operation of the document: there is no case to rebuild)."""
     url = urlsplit(answer.url)
     template, parameters = match_path(url.path) or (url.path, {})
     try:
         operation = generation.schema()[template][answer.method]
     except LookupError:
-        raise NotReplayed(f"{answer.method} {url.path}: not an operation of the document") from None
+        raise LookupError(f"{answer.method} {url.path}: not an operation of the document") from None
     headers = {k: v for k, v in answer.request_headers.items()
                if k.lower() not in TRANSPORT_HEADERS}  # fmt: skip
     sent = answer.request_body

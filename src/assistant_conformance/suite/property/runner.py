@@ -1,5 +1,5 @@
 """The runner: sends generated cases to the target with its token and turns every check failure
-into a finding against a requirement (suite/charges.py says which).
+into a finding against a requirement (suite/judging/charges.py says which).
 
 Check failures never raise out of schemathesis: each becomes a finding (`findings.expect`), so
 the verdict model decides (a MUST fails the test, a SHOULD warns).
@@ -23,24 +23,25 @@ from schemathesis.generation.case import Case
 from schemathesis.generation.meta import CoveragePhaseData
 from schemathesis.openapi.checks import IgnoredAuth
 
-from assistant_conformance.suite import charges, doors_judged, exchange, findings
-from assistant_conformance.suite.guard import Guard
-from assistant_conformance.suite.ledger import Ledger
-from assistant_conformance.suite.observe import LARGE, SILENT, SLOW, AnswerFault
-from assistant_conformance.suite.openapi import by_label, operation_label
-from assistant_conformance.suite.property import claims, compat, probes, replayed
-from assistant_conformance.suite.property.cases import (
-    judges_positive,
+from assistant_conformance.contract.openapi import by_label, operation_label
+from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.http import exchange
+from assistant_conformance.suite.http.observe import LARGE, SILENT, SLOW, AnswerFault
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import Target
+from assistant_conformance.suite.judging import charges, door_charges, findings
+from assistant_conformance.suite.judging.negations import (
     negations,
     only_last_event_id,
     operation_id,
 )
+from assistant_conformance.suite.property import claims, compat, probes, replayed
+from assistant_conformance.suite.property.cases import judges_positive
 from assistant_conformance.suite.property.judge import Judge
 from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
-from assistant_conformance.suite.safety import Session as RunSafety
-from assistant_conformance.suite.settings import SuiteSettings
-from assistant_conformance.suite.target import Target
-from assistant_conformance.suite.transport import Policy
+from assistant_conformance.suite.safety.guard import Guard
+from assistant_conformance.suite.safety.ledger import Ledger
+from assistant_conformance.suite.safety.session import SafetySession
 
 
 class TransportBroken(Exception):
@@ -86,7 +87,7 @@ class Runner:
 
     @classmethod
     def for_run(
-        cls, target: Target, settings: SuiteSettings, session: requests.Session, run: RunSafety
+        cls, target: Target, settings: SuiteSettings, session: requests.Session, run: SafetySession
     ) -> Runner:
         """The runner of a suite run: its target, depth, timeout, ledger and guard; `session`
         reaches the target through the run's policy and door."""
@@ -171,17 +172,17 @@ class Runner:
         case would cost the bound again; its success status is judged by then)."""
         self._judge_fault(operation_id(case), fault)
         given_up = fault.kind in (SLOW, SILENT, LARGE) or fault.evidence.status is None
-        if given_up and doors_judged.with_run_credential(fault.evidence):
+        if given_up and door_charges.with_run_credential(fault.evidence):
             self.broken = fault.what
             raise TransportBroken(fault.what) from None
         raise Withheld(fault.what) from None  # no answer to judge: this case is not taken
 
     def _judge_fault(self, operation: str, fault: AnswerFault) -> None:
-        requirement = doors_judged.fault_requirement(fault)
-        expected = doors_judged.FAULT_EXPECTED[fault.kind]
+        requirement = door_charges.fault_requirement(fault)
+        expected = door_charges.FAULT_EXPECTED[fault.kind]
         self.judge.judge(
             operation, requirement, False, expected, fault.what, fault.evidence, fault.kind,
-            doors_judged.fault_check(fault.kind),
+            door_charges.fault_check(fault.kind),
         )  # fmt: skip
 
     def get(self, url: str) -> requests.Response | None:

@@ -1,6 +1,6 @@
 """What the property layer runs and may record: the schemathesis checks of each step, the
 operations of each state machine, and every requirement a property test may name (its `req`
-marker). Which requirement a failure is charged to is suite/charges.py's.
+marker). Which requirement a failure is charged to is suite/judging/charges.py's.
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi import checks as st
 
-from assistant_conformance.report.catalogue import load
-from assistant_conformance.suite import charges
-from assistant_conformance.suite.openapi import Operation, by_id, operations
+from assistant_conformance.contract.catalogue import load
+from assistant_conformance.contract.openapi import Operation, by_id, operations
+from assistant_conformance.suite.judging import charges
 
 # The checks the layer runs, in order: every step; stateful steps only; last (it sends probes, so
 # a probe without answer loses no other failure).

@@ -11,10 +11,10 @@ from schemathesis.core.transport import Response
 from schemathesis.generation import derive_operation_seed
 from schemathesis.generation.case import Case
 
-from assistant_conformance.suite.findings import Blocked
 from assistant_conformance.suite.flows.agent import Agent
+from assistant_conformance.suite.judging.findings import Blocked
+from assistant_conformance.suite.judging.negations import operation_id
 from assistant_conformance.suite.property import compat
-from assistant_conformance.suite.property.cases import operation_id
 from assistant_conformance.suite.property.generation import hypothesis_settings, schema
 from assistant_conformance.suite.property.runner import Runner, TransportBroken, Withheld
 from assistant_conformance.suite.property.scope import area_operations

@@ -1,0 +1,10 @@
+"""The config room: the suite's options as plain data, read once, with no I/O to the target.
+
+- options.py: every option (command line, environment variable, ini key) and its default;
+- settings.py: the options read into SuiteSettings and checked (one line per bad value);
+- argv.py: a path option written with a space, run again attached;
+- shards.py: `--shard I/N`, the tests' share by the durations that ship with the suite
+  (durations.json).
+
+May import: nothing of the suite.
+"""

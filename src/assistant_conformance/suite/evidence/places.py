@@ -1,0 +1,212 @@
+"""Values at places: where a request's values came from (an earlier answer's body leaf, event id
+or Location header: the HAR's `_provenance`), the value at such a place of an answer, and a
+request with a new value put into one of its slots. suite/evidence/har.py writes these words and
+suite/evidence/replay.py reads them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http.sse import parse
+from assistant_conformance.suite.http.trail import Entry
+from assistant_conformance.suite.judging import checks
+
+SHORTEST = 6  # a request value this long found in an earlier answer is taken to come from it
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def needed(window: list[Entry], origins: list[Entry]) -> list[Entry]:
+    """The earlier exchanges (fixtures', and what earlier tests created) whose answers gave values
+    the window's requests use, and those these used, in the order they were made."""
+    timeline = [*origins, *window]
+    chosen: list[Entry] = []
+    pending = list(window)
+    while pending:
+        entry = pending.pop()
+        earlier = timeline[: next(i for i, e in enumerate(timeline) if e is entry)]
+        for _, value in slots(entry):
+            found = origin(earlier, value, False) if len(value) >= SHORTEST else None
+            if found is not None and all(earlier[found[0]] is not e for e in [*chosen, *window]):
+                chosen.append(earlier[found[0]])
+                pending.append(earlier[found[0]])
+    return [o for o in origins if any(o is c for c in chosen)]
+
+
+def origin(earlier: list[Entry], value: str, events_only: bool) -> tuple[int, str] | None:
+    """The first exchange of `earlier` whose answer gave `value`, and where; None when the client
+    sent it first (a value of its own, such as a marker) or no answer gave it."""
+    for i, entry in enumerate(earlier):
+        if not events_only and any(v == value for _, v in slots(entry)):
+            return None
+        where = place(entry, value, events_only)
+        if where is not None:
+            return i, where
+    return None
+
+
+def provenance(entries: list[Entry], index: int) -> list[dict[str, Any]]:
+    """Where each value of request `index` that an earlier answer gave came from: the first
+    answer that gave it (later ones may only repeat it, and a replay's may not)."""
+    found = []
+    for slot, value in slots(entries[index]):
+        short = slot == "header:last-event-id"
+        if not value or (len(value) < SHORTEST and not short):
+            continue
+        if came := origin(entries[:index], value, events_only=short):
+            found.append({"slot": slot, "from": {"entry": came[0], "at": came[1]}})
+    return found
+
+
+def slots(entry: Entry) -> Iterator[tuple[str, str]]:
+    """The places of a request a value can come from an answer: path segments, query values,
+    `last-event-id`, a bearer credential, the string leaves of a JSON body."""
+    url = httpx.URL(entry.url)
+    for i, segment in enumerate(url.path.split("/")):
+        yield f"path[{i}]", segment
+    for name, value in url.params.multi_items():
+        yield f"query:{name}", value
+    headers = {k.lower(): v for k, v in entry.request_headers.items()}
+    if "last-event-id" in headers:
+        yield "header:last-event-id", headers["last-event-id"]
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        yield "header:authorization", token.strip()
+    for path, value in leaves(_json(entry.request_body)):
+        yield f"body{path}", value
+
+
+def place(entry: Entry, value: str, events_only: bool) -> str | None:
+    body = bytes(entry.response_body)
+    if entry.stream is not None or "event-stream" in _type(entry.response_headers):
+        for k, event in enumerate(parse(body.decode("utf-8", "replace"))):
+            if event.id == value:
+                return f"event[{k}].id"
+            if not events_only:
+                for path, leaf in leaves(_json(event.data.encode())):
+                    if leaf == value:
+                        return f"event[{k}].data{path}"
+        return None
+    if events_only:
+        return None
+    for path, leaf in leaves(_json(body)):
+        if leaf == value:
+            return f"body{path}"
+    for name in ("location", "content-location"):
+        header = {k.lower(): v for k, v in entry.response_headers.items()}.get(name, "")
+        if header and header.rstrip("/").rsplit("/", 1)[-1] == value:
+            return f"header:{name}"
+    return None
+
+
+def _type(headers: dict[str, str]) -> str:
+    return {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+
+
+def _json(body: bytes | None) -> Any:
+    try:
+        return json.loads(body or b"null")
+    except (ValueError, RecursionError):
+        return None
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, string) for every string of a JSON value: `.a.b`, `[2].id`."""
+    pending = [(path, value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, str):
+            yield where, item
+        elif isinstance(item, dict):
+            pending.extend((f"{where}.{k}", v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list):
+            pending.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+
+
+def recorded_answer(entry: dict[str, Any]) -> trail.Entry:
+    """A HAR entry's answer as the trail holds one (for reading values at its places)."""
+    request, response = entry["request"], entry["response"]
+    answer = trail.Entry(request["method"], request["url"], {}, None, status=response["status"])
+    answer.response_headers = {h["name"]: h["value"] for h in response["headers"]}
+    answer.response_body = bytearray(body_bytes(response["content"]) or b"")
+    answer.stream = entry.get("_stream")
+    return answer
+
+
+def place_value(entry: trail.Entry, at: str) -> str | None:
+    """The value at a place of an answer (`place`'s words): body.x, event[k].id, header:x."""
+    if at.startswith("header:"):
+        header = {k.lower(): v for k, v in entry.response_headers.items()}.get(at[7:], "")
+        return header.rstrip("/").rsplit("/", 1)[-1] or None
+    if at.startswith("event["):
+        number, _, rest = at[6:].partition("]")
+        events = parse(bytes(entry.response_body).decode("utf-8", "replace"))
+        if int(number) >= len(events):
+            return None
+        event = events[int(number)]
+        if rest == ".id":
+            return event.id
+        return _dig(_json(event.data.encode()), rest.removeprefix(".data"))
+    return _dig(checks.body_of(entry), at.removeprefix("body"))
+
+
+def _dig(value: Any, path: str) -> str | None:
+    for key, number in _STEP.findall(path):
+        if key:
+            value = value.get(key) if isinstance(value, dict) else None
+        else:
+            value = (
+                value[int(number)] if isinstance(value, list) and int(number) < len(value) else None
+            )
+    return value if isinstance(value, str) else None
+
+
+def body_bytes(post: dict[str, Any] | None) -> bytes | None:
+    if not post:
+        return None
+    text = post.get("text", "")
+    return base64.b64decode(text) if post.get("encoding") == "base64" else text.encode("utf-8")
+
+
+def put(
+    slot: str, value: str, url: httpx.URL, headers: dict[str, str], body: bytes | None
+) -> tuple[httpx.URL, dict[str, str], bytes | None]:
+    """The request with `value` in `slot` (`slots`' words)."""
+    if slot.startswith("path["):
+        segments = url.path.split("/")
+        segments[int(slot[5:-1])] = value
+        url = url.copy_with(path="/".join(segments))
+    elif slot.startswith("query:"):
+        url = url.copy_set_param(slot[6:], value)
+    elif slot == "header:last-event-id":
+        headers = {**{k: v for k, v in headers.items() if k.lower() != "last-event-id"},
+                   "last-event-id": value}  # fmt: skip
+    elif slot == "header:authorization":
+        headers = {**headers, "Authorization": f"Bearer {value}"}
+    elif slot.startswith("body") and body is not None:
+        document = _json(body)
+        if _set(document, slot[4:], value):
+            body = json.dumps(document).encode("utf-8")
+    return url, headers, body
+
+
+def _set(document: Any, path: str, value: str) -> bool:
+    steps = _STEP.findall(path)
+    for key, number in steps[:-1]:
+        document = document.get(key) if key and isinstance(document, dict) else (
+            document[int(number)] if isinstance(document, list) and number else None)  # fmt: skip
+    key, number = steps[-1] if steps else ("", "")
+    if key and isinstance(document, dict):
+        document[key] = value
+        return True
+    if number and isinstance(document, list) and int(number) < len(document):
+        document[int(number)] = value
+        return True
+    return False

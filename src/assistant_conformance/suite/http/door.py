@@ -1,0 +1,282 @@
+"""The bounds every answer the suite receives is read under, whichever client sent the request
+(the transport policy puts this door in every client it makes: suite/http/policy.py):
+
+- a deadline on the whole answer, from sending to its last byte (--request-timeout), not on each
+  read: an answer that drips one byte at a time costs one timeout, not forever;
+- a cap on its size (--max-response-size): the reading stops there, so memory stays bounded; an
+  event stream is passed on as it arrives (its reader keeps its own deadline), capped the same;
+- a complete message (RFC 9112 §8): a connection closed before the body's announced end, broken
+  chunking or a reset is an incomplete answer, not a response.
+
+A broken bound raises an AnswerFault (suite/http/observe.py); a JSON body that is not strict JSON
+(RFC 8259) is recorded as an observation. Judging either is suite/judging/charges.py's. Every
+exchange goes on the running test's trail (suite/http/trail.py), its fault included.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import httpx
+
+from assistant_conformance.contract.openapi import operation_label
+from assistant_conformance.suite.http import observe, strictjson, trail
+from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
+
+SENT_AT = "conformance_sent_at"  # request extension: when its last attempt went out (monotonic)
+JSON_VALUE = (
+    "conformance_json"  # response extension: its JSON, read once (lenient where not strict)
+)
+DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
+def label_of(request: httpx.Request) -> str:
+    return operation_label(request.method, request.url.path)
+
+
+def _content(request: httpx.Request) -> bytes | None:
+    """The request's body, read now if it was a stream (a multipart upload), for the trail."""
+    try:
+        return request.content
+    except httpx.RequestNotRead:
+        try:
+            return request.read()
+        except (httpx.StreamConsumed, RuntimeError):
+            return None
+
+
+def evidence(request: httpx.Request, status: int | None, headers: dict[str, str]) -> Exchange:
+    """What was sent and the little that came back, for the report and the curl line."""
+    try:
+        body: bytes | None = request.content
+    except httpx.RequestNotRead:
+        body = None
+    return Exchange(request.method, str(request.url), dict(request.headers), body, status,
+                    headers, "")  # fmt: skip
+
+
+def read_bounded(
+    chunks: Iterable[bytes],
+    evidence_of: Callable[[str], Exchange],
+    *,
+    label: str,
+    started: float,
+    deadline: float,
+    cap: int,
+) -> bytes:
+    """The whole body, within `deadline` seconds of `started` and at most `cap` bytes; `label`
+    names the operation in a fault's line, `evidence_of(note)` what was sent."""
+    received: list[bytes] = []
+    size = 0
+
+    def fault(kind: str, what: str) -> AnswerFault:
+        note = f"({size} bytes received: {what})"
+        return AnswerFault(kind, f"{label}: {what}", evidence_of(note))
+
+    try:
+        for chunk in chunks:
+            size += len(chunk)
+            if size > cap:
+                raise fault(LARGE, f"answer larger than {cap} bytes (--max-response-size)")
+            if time.monotonic() - started > deadline:
+                raise fault(SLOW, f"answer not complete within {deadline:g} s (--request-timeout)")
+            received.append(chunk)
+    except httpx.TimeoutException:
+        raise fault(SLOW, f"answer stalled: no byte within {deadline:g} s") from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise fault(CUT, f"incomplete answer (RFC 9112 §8): {reason}") from None
+    return b"".join(received)
+
+
+def json_of_body(
+    content: bytes,
+    content_type: str,
+    label: str,
+    status: int,
+    exchange: Callable[[], Exchange],
+    entry: trail.Entry | None = None,
+) -> Any:
+    """A JSON body's value (None when it is not JSON); one that Python reads but RFC 8259 does not
+    (NaN, Infinity, another charset) is read leniently and recorded as an observation."""
+    if not strictjson.is_json(content_type):
+        return None
+    value, wrong = strictjson.read(content)
+    if wrong is None:
+        return value
+    what = f"{label}: HTTP {status}; {wrong}"
+    key = f"{label}|{wrong}"
+    observe.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key, entry))
+    return strictjson.lenient(content)
+
+
+BEARER = re.compile(r"(^|,)\s*bearer(\s|,|$)", re.IGNORECASE)
+
+
+def observe_answer(
+    label: str,
+    status: int,
+    headers: dict[str, str],
+    content: bytes,
+    exchange: Callable[[], Exchange],
+    entry: trail.Entry | None = None,
+) -> None:
+    """Record what every answer of its kind must keep: a 2xx JSON object or array declared JSON,
+    a 401 naming the Bearer scheme in WWW-Authenticate."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    content_type = lower.get("content-type", "")
+    if 200 <= status < 300 and not strictjson.is_json(content_type):
+        head = content.lstrip()[:1]
+        if head in (b"{", b"[") and strictjson.read(content)[0] is not None:
+            declared = f"declared {content_type}" if content_type else "with no Content-Type"
+            what = f"{label}: HTTP {status}; a JSON body {declared}"
+            seen = observe.Observation(observe.JSON_UNDECLARED, what, exchange(), label, entry)
+            observe.seen(seen)
+    if status == 401:
+        challenge = lower.get("www-authenticate", "")
+        kind = observe.CHALLENGED if BEARER.search(challenge) else observe.NOT_CHALLENGED
+        what = (
+            f"{label}: HTTP 401 with WWW-Authenticate {challenge!r}"
+            if challenge
+            else (f"{label}: HTTP 401 without a WWW-Authenticate header")
+        )
+        observe.seen(observe.Observation(kind, what, exchange(), label, entry))
+
+
+class CappedStream(httpx.SyncByteStream):
+    """An event stream's body, passed to its reader as it arrives but only up to `cap` bytes:
+    past it, a LARGE fault, so memory stays bounded."""
+
+    def __init__(
+        self,
+        inner: httpx.SyncByteStream,
+        cap: int,
+        label: str,
+        evidence_of: Callable[[], Exchange],
+        entry: trail.Entry,
+    ) -> None:
+        self.inner, self.cap, self.label, self.evidence_of = inner, cap, label, evidence_of
+        self.entry = entry
+        entry.open = True
+
+    def __iter__(self) -> Iterator[bytes]:
+        size = 0
+        for chunk in self.inner:
+            size += len(chunk)
+            if size > self.cap:
+                what = f"stream larger than {self.cap} bytes (--max-response-size)"
+                self.entry.fault = LARGE
+                raise AnswerFault(LARGE, f"{self.label}: {what}", self.evidence_of())
+            self.entry.take(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        if self.entry.open:
+            self.entry.ended()
+        self.inner.close()
+
+
+class BoundedTransport(httpx.BaseTransport):
+    """httpx's door: every answer read whole under the bounds (an event stream: capped)."""
+
+    def __init__(self, inner: httpx.BaseTransport, deadline: float, cap: int) -> None:
+        self.inner, self.deadline, self.cap = inner, deadline, cap
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        label, limit = label_of(request), self.deadline
+        entry = trail.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
+                                        trail.cap(_content(request))))  # fmt: skip
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TimeoutException:
+            entry.fault = SILENT
+            entry.ended()
+            what = f"{label}: no answer within {limit:g} s (--request-timeout)"
+            raise AnswerFault(SILENT, what, evidence(request, None, {})) from None
+        except DROPPED as exc:
+            entry.fault = CUT
+            entry.ended()
+            reason = str(exc) or type(exc).__name__
+            what = f"{label}: the connection closed without an answer ({reason})"
+            raise AnswerFault(CUT, what, evidence(request, None, {})) from None
+        headers = dict(response.headers)
+        entry.status, entry.response_headers = response.status_code, headers
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" in request.headers.get("accept", "") and not strictjson.is_json(
+            content_type
+        ):  # a stream (a JSON answer to a stream request is an error: read it whole)
+            capped = CappedStream(
+                response.stream,  # type: ignore[arg-type]
+                self.cap,
+                label,
+                lambda: evidence(request, response.status_code, headers),
+                entry,
+            )
+            return httpx.Response(
+                response.status_code, headers=response.headers, stream=capped,
+                extensions={**response.extensions, trail.ENTRY: entry},
+            )  # fmt: skip
+        try:
+            whole = self._whole(request, response, label, headers)
+        except AnswerFault as fault:
+            entry.fault = fault.kind
+            entry.ended()
+            raise
+        entry.take(whole.content)
+        entry.ended()
+        whole.request = request  # the client sets it later; evidence needs it now
+        observe_answer(label, whole.status_code, headers, whole.content,
+                       lambda: Exchange.of(whole), entry)  # fmt: skip
+        whole.extensions = {
+            **whole.extensions,
+            trail.ENTRY: entry,
+            JSON_VALUE: json_of_body(
+                whole.content,
+                content_type,
+                label,
+                whole.status_code,
+                lambda: Exchange.of(whole),
+                entry,
+            ),
+        }
+        return whole
+
+    def _whole(
+        self, request: httpx.Request, response: httpx.Response, label: str, headers: dict[str, str]
+    ) -> httpx.Response:
+        try:
+            response.content  # noqa: B018
+            return response  # already whole (an in-process transport)
+        except httpx.ResponseNotRead:
+            pass
+
+        def evidence_of(note: str) -> Exchange:
+            found = evidence(request, response.status_code, headers)
+            return Exchange(**{**found.__dict__, "response_excerpt": note})
+
+        try:
+            raw = read_bounded(
+                response.iter_raw(),
+                evidence_of,
+                label=label,
+                started=request.extensions.get(SENT_AT, time.monotonic()),
+                deadline=self.deadline,
+                cap=self.cap,
+            )
+        finally:
+            response.close()
+        whole = httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(raw),
+            extensions=response.extensions,
+        )
+        whole.read()
+        return whole
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,279 @@
+"""The run's transport policy: what every request of every layer carries and waits for, built once
+from the options (one-door design: nothing else makes a client of the target). Every client it
+makes reads its answers through the door (suite/http/door.py: deadline, size cap, completeness):
+`client()` for httpx (the scenario layer, the pre-flight, probes, clean-up, sweep and the
+credential cases alike), `adapter()` for requests (the property layer's sessions).
+
+- extra headers (--header 'Name: value'), added where the request has none of that name; their
+  values are secrets in every output unless the name is harmless (HARMLESS);
+- TLS: --ca-bundle FILE to trust a private CA, --insecure to verify nothing (loud in the header
+  and the report);
+- a rate limit (--rate-limit N/s), one budget for the run: under pytest-xdist each worker takes
+  its share;
+- throttling is not a finding: a 429, or a 503 with Retry-After, is waited out (Retry-After, else
+  a backoff) and sent again, at most RETRIES times, and counted for the report; a request still
+  throttled after that is "not judged", never charged to a requirement;
+- a connection closed before any answer is sent on once more, on a new connection: a reused
+  connection the target closed just as the request went out (the keep-alive race, RFC 9112
+  §9.3.1) is retried so by any client. Counted for the report; a second close is the target's
+  answer (the door charges it).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ssl
+import threading
+import time
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+import requests
+from requests.adapters import HTTPAdapter
+
+from assistant_conformance.report import redact
+from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.http import door, door_requests
+from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault
+
+HARMLESS = frozenset(
+    {"user-agent", "accept-language", "x-request-id", "x-correlation-id", "traceparent"}
+)
+RETRIES = 5  # throttled answers waited out per request
+LONGEST_WAIT = 60.0  # seconds: a longer Retry-After is cut to this
+# Closed before any answer (httpx's spellings, and requests' for schemathesis' session).
+DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, requests.ConnectionError)
+
+
+class Throttled(pytest.skip.Exception):  # type: ignore[name-defined]
+    """The target still throttled a request after RETRIES waits: the check is not judged."""
+
+
+def retry_after(status: int, headers: Mapping[str, str], attempt: int) -> float | None:
+    """Seconds to wait before sending again, or None when the answer is not throttling."""
+    value = headers.get("retry-after", "").strip()
+    if status != 429 and not (status == 503 and value):
+        return None
+    seconds: float | None = None
+    if value.isdigit():
+        seconds = float(value)
+    elif value:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            seconds = (when - datetime.now(UTC)).total_seconds()
+        except (TypeError, ValueError):
+            seconds = None
+    if seconds is None:
+        seconds = 0.5 * 2**attempt  # no (readable) Retry-After: back off
+    return min(max(seconds, 0.0), LONGEST_WAIT)
+
+
+@dataclass
+class Policy:
+    headers: dict[str, str] = field(default_factory=dict)
+    ca_bundle: str | None = None
+    insecure: bool = False
+    rate: float | None = None  # requests per second for the whole run
+    share: int = 1  # pytest-xdist workers the rate is shared by (each takes 1/share of it)
+    deadline: float = 10.0  # seconds for a whole answer (--request-timeout)
+    cap: int = 16 * 1024 * 1024  # bytes of one answer read at most (--max-response-size)
+    waits: list[tuple[str, float]] = field(default_factory=list)  # (operation, seconds) waited
+    reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
+    sent: int = 0  # requests this process sent (each attempt)
+    _next: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def of(cls, settings: SuiteSettings, share: int = 1) -> Policy:
+        """The run's policy, from its settings; `share`: the pytest-xdist workers the rate limit
+        is shared by."""
+        return cls(
+            headers=dict(settings.header),
+            ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
+            insecure=settings.insecure,
+            rate=settings.rate_limit,
+            share=share,
+            deadline=settings.request_timeout,
+            cap=settings.max_response_size,
+        )
+
+    def __post_init__(self) -> None:
+        for name, value in self.headers.items():
+            if name.lower() not in HARMLESS:
+                redact.register(value)
+
+    @property
+    def verify(self) -> ssl.SSLContext | bool:
+        if self.insecure:
+            return False
+        if self.ca_bundle:
+            return ssl.create_default_context(cafile=self.ca_bundle)
+        return True
+
+    @property
+    def requests_verify(self) -> bool | str:
+        """The same, as requests (schemathesis' session) spells it."""
+        return False if self.insecure else (self.ca_bundle or True)
+
+    def prepare(self, headers: MutableMapping[str, Any]) -> None:
+        """Add the extra headers a request lacks, then wait for its turn under the rate limit."""
+        for name, value in self.headers.items():
+            if name not in headers:
+                headers[name] = value
+        with self._lock:
+            self.sent += 1
+        if self.rate is None:
+            return
+        with self._lock:
+            now = time.monotonic()
+            turn = max(now, self._next)
+            self._next = turn + self.share / self.rate
+        if turn > now:
+            time.sleep(turn - now)
+
+    def send(
+        self, label: str, attempt: Callable[[], Any], status_of: Callable[[Any], tuple[int, Any]]
+    ) -> Any:
+        """`attempt()` until its answer is not throttling (at most RETRIES waits)."""
+        for tries in range(RETRIES + 1):
+            answer = self._answered(label, attempt)
+            status, headers = status_of(answer)
+            wait = retry_after(status, headers, tries)
+            if wait is None:
+                return answer
+            if tries == RETRIES:
+                break
+            answer.close()
+            with self._lock:
+                self.waits.append((label, wait))
+            time.sleep(wait)
+        raise Throttled(
+            f"not judged: the target still throttled {label} (HTTP {status}) after "
+            f"{RETRIES} waits; lower --rate-limit"
+        )
+
+    def _answered(self, label: str, attempt: Callable[[], Any]) -> Any:
+        try:
+            return attempt()
+        except DROPPED as exc:
+            if isinstance(exc, requests.Timeout):  # a connect timeout: the target is not there
+                raise
+            with self._lock:
+                self.reconnects.append(label)
+            return attempt()
+
+    def client(
+        self, base_url: str, token: str | None = None, timeout: float | None = None
+    ) -> httpx.Client:
+        """A client of the target through the door (no guard): pre-flight, probes, clean-up,
+        sweep, the credential cases; `token` as its bearer credential."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(
+            base_url=base_url,
+            headers=headers,
+            timeout=self.deadline if timeout is None else timeout,
+            transport=self.transport(),
+        )
+
+    def transport(self) -> httpx.BaseTransport:
+        """httpx's transport: the door around the policy around the connection."""
+        inner = PolicyTransport(self, httpx.HTTPTransport(verify=self.verify))
+        return door.BoundedTransport(inner, self.deadline, self.cap)
+
+    def adapter(self) -> HTTPAdapter:
+        """requests' adapter (schemathesis' sessions): the same policy and door."""
+        return PolicyAdapter(self)
+
+
+class PolicyTransport(httpx.BaseTransport):
+    """httpx's side of the policy: headers, rate limit, throttled answers waited out."""
+
+    def __init__(self, policy: Policy, inner: httpx.BaseTransport) -> None:
+        self.policy, self.inner = policy, inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        def attempt() -> httpx.Response:
+            self.policy.prepare(request.headers)
+            request.extensions[door.SENT_AT] = time.monotonic()  # the door's deadline starts
+            return self.inner.handle_request(request)
+
+        label = f"{request.method} {request.url.path}"
+        answer: httpx.Response = self.policy.send(
+            label, attempt, lambda r: (r.status_code, r.headers)
+        )
+        return answer
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class PolicyAdapter(HTTPAdapter):
+    """requests' side of the policy, with the door: every answer that is not an event stream is
+    read whole under the same bounds as httpx's (schemathesis asks each as a stream, then reads
+    it whole); an event stream is left to its reader, capped."""
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def send(  # type: ignore[override]
+        self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
+    ) -> requests.Response:
+        started = time.monotonic()
+        kwargs["verify"] = self.policy.requests_verify
+
+        def attempt() -> requests.Response:
+            nonlocal started
+            self.policy.prepare(request.headers)
+            started = time.monotonic()
+            return super(PolicyAdapter, self).send(request, stream=True, **kwargs)  # type: ignore[arg-type]
+
+        label = f"{request.method} {urlsplit(str(request.url)).path}"
+        entry = door_requests.requests_entry(request)
+        try:
+            response: requests.Response = self.policy.send(
+                label, attempt, lambda r: (r.status_code, r.headers)
+            )
+        except requests.Timeout:
+            entry.fault = SILENT
+            what = f"no answer within {self.policy.deadline:g} s (--request-timeout)"
+            raise AnswerFault(SILENT, f"{door_requests.requests_label(request)}: {what}",
+                              door_requests.requests_evidence(request, None)) from None  # fmt: skip
+        except requests.ConnectionError as exc:
+            entry.fault = CUT
+            what = f"the connection closed without an answer ({type(exc).__name__})"
+            raise AnswerFault(CUT, f"{door_requests.requests_label(request)}: {what}",
+                              door_requests.requests_evidence(request, None)) from None  # fmt: skip
+        door_requests.read_requests_body(
+            request, response, started=started, deadline=self.policy.deadline,
+            cap=self.policy.cap, entry=entry,
+        )  # fmt: skip
+        return response
+
+
+def summary(
+    policy: Policy,
+    throttled: list[dict[str, Any]],
+    reconnects: list[dict[str, Any]],
+    sent: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """How the run reached the target, for the report (header names only: values are secret)."""
+    tls = "NOT verified (--insecure)" if policy.insecure else "verified"
+    if policy.ca_bundle:
+        tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
+    return {
+        "tls": tls,
+        "headers": list(policy.headers),
+        "rate_limit": policy.rate,
+        "throttled": {
+            "requests": len(throttled),
+            "seconds": round(sum(t["seconds"] for t in throttled), 1),
+        },
+        "resent_after_close": len(reconnects),
+        "requests": sum(s["requests"] for s in sent or []),
+    }

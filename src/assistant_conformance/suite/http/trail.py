@@ -1,0 +1,112 @@
+"""The trail of a test: every exchange its requests made, in order, as the doors saw them, so that a
+finding can be written with the exchanges that led to it (suite/evidence/har.py) and replayed
+(suite/evidence/replay.py).
+
+The doors append an Entry as a request goes out and fill it in as its answer comes (a stream's
+bytes as its reader takes them, and where the reader stopped); outside a test nothing is kept.
+Bodies are kept up to BODY_LIMIT bytes: what is needed to see and replay a finding, not a copy of
+every answer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from time import monotonic
+from typing import Any
+
+BODY_LIMIT = 256 * 1024
+ENTRY = "conformance_trail_entry"  # httpx response extension: the answer's Entry
+
+
+@dataclass
+class Entry:
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: bytes | None
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: bytearray = field(default_factory=bytearray)
+    seconds: float = 0.0
+    fault: str = ""  # the door's fault kind when no (whole) answer came
+    stream: dict[str, Any] | None = None  # events taken by the reader, and why it stopped
+    open: bool = False  # a stream still being read
+    events: int = 0  # events its reader has taken so far
+    during: list[tuple[Entry, int]] = field(default_factory=list)  # (open stream, its events)
+    poll: dict[str, Any] | None = None  # sent by a polling loop: until what, within how long
+    _t0: float = field(default_factory=monotonic)
+
+    def take(self, chunk: bytes) -> None:
+        """Keep the answer's bytes (up to BODY_LIMIT) as they arrive."""
+        room = BODY_LIMIT - len(self.response_body)
+        if room > 0:
+            self.response_body += chunk[:room]
+
+    def ended(self) -> None:
+        """The answer is whole (or given up): how long it took."""
+        self.seconds, self.open = monotonic() - self._t0, False
+
+
+_trail: ContextVar[list[Entry] | None] = ContextVar("conformance_trail", default=None)
+_poll: ContextVar[dict[str, Any] | None] = ContextVar("conformance_poll", default=None)
+
+
+def enter(entry: Entry) -> Entry:
+    """Append a request to the running test's trail (none outside a test), with the streams
+    still open as it goes out (a replay waits for as many of their events) and its polling loop."""
+    trail = _trail.get()
+    if trail is not None:
+        entry.during = [(e, e.events) for e in trail if e.open]
+        entry.poll = _poll.get()
+        trail.append(entry)
+    return entry
+
+
+@contextmanager
+def polling(until: dict[str, Any], within: float) -> Iterator[None]:
+    """The requests of this block are one polling loop: read again until the check `until` holds
+    on the answer or `within` seconds pass (a replay polls the same way)."""
+    token = _poll.set({"until": until, "within": within, "loop": uuid.uuid4().hex[:8]})
+    try:
+        yield
+    finally:
+        _poll.reset(token)
+
+
+@contextmanager
+def following(into: list[Entry]) -> Iterator[list[Entry]]:
+    """The exchanges of this block (and of threads started with its context) go `into`."""
+    token = _trail.set(into)
+    try:
+        yield into
+    finally:
+        _trail.reset(token)
+
+
+def created(entry: Entry) -> bool:
+    """Whether the exchange may have made something: a write answered with a 2xx."""
+    return entry.method != "GET" and entry.status is not None and 200 <= entry.status < 300
+
+
+def reading(entry: Entry | None, events: int) -> None:
+    """A stream reader took its `events`-th event."""
+    if entry is not None:
+        entry.events, entry.open = events, True
+
+
+def stopped(entry: Entry | None, events: int, why: str, closed_by_server: bool) -> None:
+    """A stream reader's account of where it stopped reading (replay stops there too)."""
+    if entry is not None:
+        entry.stream = {"events": events, "cut": why, "closed_by_server": closed_by_server}
+        entry.events = events
+        entry.ended()
+
+
+def cap(body: bytes | None) -> bytes | None:
+    return None if body is None else body[:BODY_LIMIT]

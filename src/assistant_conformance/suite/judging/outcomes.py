@@ -1,0 +1,123 @@
+"""From pytest's test reports to the result model (results.TestResult), findings decide outcomes.
+
+The plugin calls `settle` while pytest builds each report: failed findings fail the test (with
+the requirement / expected / actual / curl text), failures the baseline knows become xfail, and
+what the result model needs is put on the report as a plain dict (`report.conformance`), which
+pytest-xdist carries from the workers to the controller with the rest of the report.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from assistant_conformance.report import integrations, redact
+from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.model import FAIL, Finding, GroupStatus, TestResult
+from assistant_conformance.suite.judging.findings import Blocked
+
+ATTR = "conformance"
+
+
+def requirement_ids(item: pytest.Item) -> list[str]:
+    """The requirement IDs a test names (its `req` markers), in order."""
+    return list(dict.fromkeys(rid for mark in item.iter_markers("req") for rid in mark.args))
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    if isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return ""
+
+
+def body_outcome(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tuple[str, str]:
+    """How the test itself ended, before findings change its outcome; and why."""
+    if report.passed:
+        return "passed", ""
+    if report.skipped:
+        blocked = call.excinfo is not None and isinstance(call.excinfo.value, Blocked)
+        message = getattr(call.excinfo.value, "msg", None) if call.excinfo else None
+        return ("blocked" if blocked else "skipped"), str(message or _skip_reason(report))
+    reason = call.excinfo.exconly().splitlines()[0][:300] if call.excinfo else "failed"
+    return ("failed" if report.when == "call" else "error"), f"{report.when}: {reason}"
+
+
+def settle(
+    report: pytest.TestReport,
+    call: pytest.CallInfo[None],
+    requirement_ids: list[str],
+    recorded: list[Finding],
+    baseline: dict[str, Entry],
+    extra: dict[str, Any],
+) -> None:
+    outcome, reason = body_outcome(report, call)
+    door = [f.requirement for f in recorded if f.requirement not in requirement_ids]
+    requirement_ids = [*requirement_ids, *dict.fromkeys(door)]  # charged by the door to any test
+    failed = [f for f in recorded if f.verdict == FAIL]
+    if failed:
+        text = "\n\n".join(f.render() for f in failed)
+        report.longrepr = text if not report.failed else f"{text}\n\n{report.longrepr}"
+        report.outcome = "failed"
+        integrations.attach(failed)
+        _known(report, failed, baseline, outcome)
+    setattr(
+        report,
+        ATTR,
+        {
+            "requirements": requirement_ids,
+            "outcome": outcome,
+            "reason": redact.text(reason),
+            "findings": [asdict(f) for f in recorded],
+            **extra,
+        },
+    )
+
+
+def _known(
+    report: pytest.TestReport, failed: list[Finding], baseline: dict[str, Entry], outcome: str
+) -> None:
+    """A test that fails only on requirements the baseline lists is an expected failure."""
+    today = dt.date.today()
+    entries = [baseline.get(f.requirement) for f in failed]
+    if outcome in ("passed", "blocked") and all(e and not e.expired(today) for e in entries):
+        report.outcome = "skipped"
+        listed = sorted({f.requirement for f in failed})
+        report.wasxfail = "known (baseline): " + ", ".join(listed)
+
+
+def test_result(report: pytest.TestReport) -> TestResult | None:
+    data = getattr(report, ATTR, None)
+    if not data or not data["requirements"]:
+        return None
+    if report.when != "call" and data["outcome"] == "passed":
+        return None  # set-up and tear-down that went well say nothing
+    return TestResult(
+        nodeid=report.nodeid,
+        requirements=list(data["requirements"]),
+        outcome=data["outcome"],
+        findings=[Finding(**f) for f in data["findings"]],
+        reason=data["reason"],
+        duration=report.duration,
+    )
+
+
+class Collector:
+    """Gathers the results of the run where reports arrive (the controller under xdist)."""
+
+    def __init__(self, caps: dict[str, GroupStatus]) -> None:
+        self.caps = caps
+        self.results: list[TestResult] = []
+        self.unattributed: list[str] = []  # failed tests that name no requirement
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, ATTR, None) or {}
+        for group, status in data.get("capabilities", {}).items():  # probed on a worker
+            self.caps.setdefault(group, GroupStatus(**status))
+        result = test_result(report)
+        if result is not None:
+            self.results.append(result)
+        elif report.failed and not data.get("requirements"):
+            self.unattributed.append(report.nodeid)

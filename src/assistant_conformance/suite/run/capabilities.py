@@ -1,0 +1,68 @@
+"""Optional capability groups: which catalogue sections each covers, and how one is found missing.
+
+A vendor may implement a subset of the interface. The groups below may be declared unsupported
+(--unsupported) or are detected: at the start of the session the suite sends one request to every
+entry operation of each group (those without path parameters: an unknown id would answer 404 on a
+conformant server too), and a group whose probes all answer 404, 405 or 501 is unsupported. Its
+tests are skipped and its requirements reported `unsupported`; everything else is core.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from assistant_conformance.contract.catalogue import load
+from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, GroupStatus
+from assistant_conformance.report.model import UNSUPPORTED_GROUP as UNSUPPORTED
+from assistant_conformance.suite.http.observe import AnswerFault
+
+__all__ = ["NOT_PROBED", "SUPPORTED", "UNSUPPORTED", "GroupStatus", "declared", "probe"]
+
+MISSING_STATUSES = (404, 405, 501)
+# The entry operations of each group (those without path parameters), probed once.
+PROBES: dict[str, tuple[tuple[str, str], ...]] = {
+    "store": (("POST", "/api/ai/store/items/search"), ("POST", "/api/ai/store/namespaces")),
+    "conversations": (("POST", "/api/ai/conversations/search"),),
+    "files": (("POST", "/api/ai/v1/file"),),
+    "contexts": (("POST", "/api/ai/contexts/file"),),
+    "chatkit": (("POST", "/api/ai/v1/chatkit/sessions"),),
+}
+assert set(PROBES) == set(load().groups)
+
+
+def group_of_section(section: str) -> str | None:
+    return load().group_of_section(section)
+
+
+def declared(unsupported: tuple[str, ...]) -> dict[str, GroupStatus]:
+    return {
+        name: GroupStatus(UNSUPPORTED, "declared", ["declared unsupported by configuration"])
+        for name in unsupported
+    }
+
+
+def probe(client: httpx.Client, skip: tuple[str, ...] = ()) -> dict[str, GroupStatus]:
+    """One request per entry operation of each group not declared unsupported."""
+    statuses: dict[str, GroupStatus] = {}
+    for name, probes in PROBES.items():
+        if name in skip:
+            continue
+        evidence, missing = [], True
+        for method, path in probes:
+            try:
+                status = client.request(method, path, json={}).status_code
+            except (httpx.HTTPError, AnswerFault) as exc:
+                evidence.append(f"{method} {path} -> {type(exc).__name__}")
+                missing = False  # no answer is no proof of absence
+                continue
+            evidence.append(f"{method} {path} -> {status}")
+            missing = missing and status in MISSING_STATUSES
+        how = "detected" if missing else "probed"
+        statuses[name] = GroupStatus(UNSUPPORTED if missing else SUPPORTED, how, evidence)
+    return statuses
+
+
+def skip_reason(status: GroupStatus, group: str) -> str:
+    if status.how == "declared":
+        return f"capability group {group} declared unsupported"
+    return f"capability group {group} unsupported: {'; '.join(status.evidence)}"

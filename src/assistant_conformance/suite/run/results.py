@@ -1,0 +1,252 @@
+"""A run's result: built from its tests' records at its end (`of_run`), kept in `results.json`
+beside its reports (`kept`, `save`), and, for a run split in shards, built again from every
+shard's records (`merge`: `assistant-conformance merge DIR...`). A merge decides the verdicts
+again over all the shards' tests and findings with the same `build` (not a vote of the shards'
+verdicts), applies the baseline once, and its exit status is that of one run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from assistant_conformance.contract import files
+from assistant_conformance.contract.catalogue import load as catalogue
+from assistant_conformance.report import write_all
+from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.document import redacted
+from assistant_conformance.report.model import (
+    NOT_PROBED,
+    UNSUPPORTED_GROUP,
+    Finding,
+    GroupStatus,
+    Run,
+    TestResult,
+)
+from assistant_conformance.report.verdicts import build
+from assistant_conformance.suite.evidence import har
+from assistant_conformance.suite.http import absent, policy
+from assistant_conformance.suite.run import identity, stats
+from assistant_conformance.suite.safety import removal
+
+if TYPE_CHECKING:
+    from assistant_conformance.suite.config.settings import SuiteSettings
+    from assistant_conformance.suite.run.state import RunState
+
+RESULTS = "results.json"
+FORMAT = "assistant-conformance-results/1"
+SAME = ("suite_version", "suite_sha256", "spec", "target", "seed", "examples", "strict")
+COPIED = (har.FOLDER, "allure-results")
+
+
+class MergeError(ValueError):
+    """Shards that cannot be merged; the message is one line."""
+
+
+def of_run(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> Run:
+    """This run's verdicts, from its tests' records and what its processes measured."""
+    settings = state.settings
+    assert state.started is not None
+    return build(
+        catalogue(),
+        state.collector.results,
+        info={
+            **identity.run_info(settings, state.started, time.monotonic() - state.clock),
+            "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
+            "transport": policy.summary(
+                state.policy,
+                measured.get("throttled", []),
+                measured.get("resent", []),
+                measured.get("sent", []),
+            ),
+            "workers": int(getattr(config.option, "numprocesses", None) or 1),
+            "invocation": "assistant-conformance run"
+            if config.inipath == files.pytest_ini()
+            else "pytest",
+            **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
+            "absent_operations": lacking(measured, state.capabilities),
+        },
+        capabilities=state.capabilities,
+        baseline=state.baseline,
+        baseline_file=str(settings.baseline or ""),
+        unattributed=state.collector.unattributed,
+    )
+
+
+def lacking(measured: dict[str, Any], groups: dict[str, GroupStatus]) -> list[dict[str, str]]:
+    """The operations found absent (suite/http/absent.py), but those of a group unsupported
+    whole."""
+    unsupported = {g for g, s in groups.items() if s.status == UNSUPPORTED_GROUP}
+    return absent.summary(measured.get("absent", []), unsupported)
+
+
+def save(kept: dict[str, Any], settings: SuiteSettings) -> None:
+    shard = str(settings.shard) if settings.shard else None
+    text = json.dumps(redacted({**kept, "shard": shard}), default=str)
+    (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
+
+
+def kept(
+    run: Run, tests: list[TestResult], measured: dict[str, Any], ended: bool
+) -> dict[str, Any]:
+    """What a run keeps for a merge: its identity, its tests' records and what it measured."""
+    options = run.info["options"]
+    return {
+        "format": FORMAT,
+        "finished": ended,
+        "identity": {
+            **{k: run.info[k] for k in ("suite_version", "suite_sha256", "spec", "target", "seed")},
+            "examples": options["examples"],
+            "strict": options["strict_conformance"],
+        },
+        "info": run.info,
+        "tests": [asdict(t) for t in tests],
+        "measured": measured,
+        "capabilities": {g: asdict(s) for g, s in run.capabilities.items()},
+        "baseline": {
+            b.requirement: {"reason": b.reason, "expires": b.expires} for b in run.baseline
+        },
+        "unattributed": run.unattributed,
+    }
+
+
+def merge(folders: list[Path], out: Path) -> Run:
+    parts = [_load(folder) for folder in folders]
+    _check(parts, folders)
+    tests = [_test(t) for part in parts for t in part["tests"]]
+    measured: dict[str, list[Any]] = {}
+    for part in parts:
+        for name, items in part["measured"].items():
+            measured.setdefault(name, []).extend(items)
+    first = parts[0]
+    run = build(
+        catalogue(),
+        tests,
+        info=_info(parts, measured, out),
+        capabilities=_capabilities(parts),
+        baseline={rid: _entry(rid, e) for rid, e in first["baseline"].items()},
+        baseline_file=first["info"]["options"].get("baseline") or "",
+        unattributed=[n for part in parts for n in part["unattributed"]],
+    )
+    write_all(run, out)
+    _junit(folders, out)
+    for name in COPIED:
+        for folder in folders:
+            if (folder / name).is_dir():
+                shutil.copytree(folder / name, out / name, dirs_exist_ok=True)
+    return run
+
+
+def _load(folder: Path) -> dict[str, Any]:
+    path = folder / RESULTS
+    if not path.is_file():
+        raise MergeError(f"{folder}: no {RESULTS}: not the report folder of a finished run")
+    try:
+        part = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise MergeError(f"{path}: not JSON") from None
+    if part.get("format") != FORMAT:
+        raise MergeError(f"{path}: not a {FORMAT} file")
+    if not part["finished"]:
+        raise MergeError(f"{folder}: its run did not finish (interrupted): run that shard again")
+    if not part["shard"]:
+        raise MergeError(f"{folder}: a whole run, not a shard (run with --shard I/N)")
+    return part
+
+
+def _check(parts: list[dict[str, Any]], folders: list[Path]) -> None:
+    first = parts[0]["identity"]
+    for part, folder in zip(parts[1:], folders[1:], strict=True):
+        for name in SAME:
+            if part["identity"][name] != first[name]:
+                raise MergeError(
+                    f"{folder}: another {name} ({part['identity'][name]!r}) than {folders[0]} "
+                    f"({first[name]!r}): one run's shards share seed, depth, spec, suite and target"
+                )
+    counts = {int(p["shard"].split("/")[1]) for p in parts}
+    if len(counts) > 1:
+        raise MergeError(f"shards of different splits: {sorted(p['shard'] for p in parts)}")
+    count = counts.pop()
+    given: dict[int, Path] = {}
+    for part, folder in zip(parts, folders, strict=True):
+        index = int(part["shard"].split("/")[0])
+        if index in given:
+            raise MergeError(f"shard {index}/{count} given twice: {given[index]} and {folder}")
+        given[index] = folder
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in given]
+    if missing:
+        raise MergeError(f"shard(s) {', '.join(missing)} missing: give every shard's report folder")
+
+
+def _entry(rid: str, entry: dict[str, Any]) -> Entry:
+    expires = dt.date.fromisoformat(entry["expires"]) if entry["expires"] else None
+    return Entry(rid, entry["reason"], expires)
+
+
+def _test(record: dict[str, Any]) -> TestResult:
+    return TestResult(**{**record, "findings": [Finding(**f) for f in record["findings"]]})
+
+
+def _capabilities(parts: list[dict[str, Any]]) -> dict[str, GroupStatus]:
+    """Each group as the shards that looked at it saw it (declared or probed beats not probed)."""
+    merged: dict[str, GroupStatus] = {}
+    for part in parts:
+        for group, status in part["capabilities"].items():
+            if group not in merged or merged[group].status == NOT_PROBED:
+                merged[group] = GroupStatus(**status)
+    return merged
+
+
+def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path) -> dict[str, Any]:
+    infos = [p["info"] for p in parts]
+    transport = infos[0]["transport"]
+    throttled = measured.get("throttled", [])
+    return {
+        **infos[0],
+        "started": min(i["started"] for i in infos),
+        "duration_seconds": max(i["duration_seconds"] for i in infos),
+        "peak_memory_mib": max(i["peak_memory_mib"] for i in infos),
+        "options": {**infos[0]["options"], "report_dir": str(out)},
+        "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
+        "transport": {
+            **transport,
+            "throttled": {
+                "requests": len(throttled),
+                "seconds": round(sum(t["seconds"] for t in throttled), 1),
+            },
+            "resent_after_close": len(measured.get("resent", [])),
+            "requests": sum(s["requests"] for s in measured.get("sent", [])),
+        },
+        "workers": sum(i["workers"] for i in infos),
+        "invocation": "assistant-conformance merge",
+        "shards": len(parts),
+        "absent_operations": lacking(measured, _capabilities(parts)),
+        **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
+    }
+
+
+def _junit(folders: list[Path], out: Path) -> None:
+    """One testsuite holding every shard's test cases, its counts summed."""
+    merged = ET.Element("testsuites")
+    suite = ET.SubElement(merged, "testsuite", name="assistant-conformance")
+    counts = dict.fromkeys(("tests", "errors", "failures", "skipped"), 0)
+    seconds = 0.0
+    for folder in folders:
+        path = folder / "junit.xml"
+        if not path.is_file():
+            continue
+        for shard_suite in ET.parse(path).getroot().iter("testsuite"):
+            for name in counts:
+                counts[name] += int(shard_suite.get(name, "0"))
+            seconds = max(seconds, float(shard_suite.get("time", "0")))
+            suite.extend(shard_suite.findall("testcase"))
+    suite.attrib.update({name: str(n) for name, n in counts.items()}, time=f"{seconds:.3f}")
+    ET.ElementTree(merged).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,130 @@
+"""The run's safety session: the guarded clients' transports, cleanup at the end (or --no-cleanup),
+--sweep of earlier runs, --read-only skips, redaction of what pytest shows, and the report lines.
+The guard every request passes is suite/safety/guard.py; the ledger suite/safety/ledger.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from assistant_conformance.report import redact
+from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import Target, probe
+from assistant_conformance.suite.safety import ledger as ledger_module
+from assistant_conformance.suite.safety.guard import Guard, GuardedTransport
+from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger
+
+GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
+
+
+@dataclass
+class SafetySession:
+    guard: Guard
+    ledger: Ledger
+    policy: Policy
+    # What the end of the run did: removed, kept (--no-cleanup), and what stays on the target.
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, settings: SuiteSettings, target: Target, policy: Policy) -> SafetySession:
+        def status_now() -> int | None:
+            try:
+                return probe(target, policy).status_code
+            except (httpx.HTTPError, AnswerFault):
+                return None
+
+        guard = Guard(
+            settings.read_only,
+            settings.request_timeout,
+            settings.max_response_size,
+            probe=status_now,
+        )
+        return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url), policy)
+
+    def transport(self, principal: str, token: str | None) -> GuardedTransport:
+        """The guarded transport of one principal's client (around the policy's door)."""
+        inner = self.policy.transport()
+        return GuardedTransport(self.guard, lambda: self.ledger, inner, principal, token)
+
+    def finish(self, settings: SuiteSettings, target: Target) -> None:
+        """Remove what the run created, newest first (or keep it under --no-cleanup); record
+        what stays on the target, and why."""
+        self.guard.active = False
+        where, run = self.ledger.path, self.ledger.run_prefix
+        self.record = {"run": run, "ledger": str(where), "removed": 0, "kept": 0, "left": []}
+        if settings.no_cleanup:
+            self.record["kept"] = self.ledger.keep()
+            self.record["left"] = [item.as_dict() for item in self.ledger.undeletable]
+            self.ledger.release()
+            return
+        with cleanup_clients(target, self.policy) as clients:
+            left = self.ledger.clean_up(clients)
+        self.ledger.release()
+        removed = sum(1 for r in _records(where) if r.get("event") == "removed")
+        self.record.update(removed=removed, left=[item.as_dict() for item in left])
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return ledger_module.read(path) if path.exists() else []
+
+
+@contextmanager
+def cleanup_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.Client]]:
+    """Clients without the guard (through the run's policy and door) of each principal the run
+    holds a token of."""
+    tokens = {MAIN: target.token, ALT: target.alt_token}
+    clients = {
+        name: policy.client(target.base_url, token) for name, token in tokens.items() if token
+    }
+    try:
+        yield clients
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def skip_writers(items: list[pytest.Item]) -> None:
+    """--read-only: skip what writes through clients the guard does not see (the property layer,
+    anything marked `writes`); the guard skips the rest at their first write."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        unguarded = "target" in names and not names & set(GUARDED_CLIENTS)
+        if item.get_closest_marker("writes") or unguarded:
+            item.add_marker(pytest.mark.skip(reason="read-only mode: this check writes"))
+
+
+def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    """Mask secrets in what pytest, JUnit and Allure show of a test: its exception, its longrepr,
+    its captured output."""
+    if call.excinfo is not None:
+        redact.exception(call.excinfo.value)
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        report.longrepr = (longrepr[0], longrepr[1], redact.text(str(longrepr[2])))
+    elif longrepr is not None:
+        text = str(longrepr)
+        masked = redact.text(text)
+        if masked != text:
+            report.longrepr = masked
+    report.sections = [(title, redact.text(content)) for title, content in report.sections]
+
+
+def breaches(session: SafetySession | None) -> list[str]:
+    """A line for the end of the terminal output when a read-only run saw writes succeed."""
+    if session is None or not session.guard.breaches:
+        return []
+    seen = "; ".join(session.guard.breaches[:10])
+    return [
+        redact.text(
+            f"read-only mode: the target accepted writes expected to change nothing: {seen}"
+        )
+    ]
