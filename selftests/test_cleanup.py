@@ -16,8 +16,9 @@ from safety_batch import batch
 from safety_support import TOKEN
 
 from assistant_conformance.suite.http.door import BoundedTransport
-from assistant_conformance.suite.safety.guard import Guard, GuardedTransport, NotOwned
-from assistant_conformance.suite.safety.ledger import CREATES, LEDGER_DIR, Ledger, read
+from assistant_conformance.suite.safety.guard import Guard, NotOwned
+from assistant_conformance.suite.safety.guarded import Guarding
+from assistant_conformance.suite.safety.ledger import CREATES, LEDGER_DIR, Ledger, read_ledger
 from assistant_conformance.suite.safety.removal import Leftover
 from assistant_conformance.suite.safety.sweep import open_entries
 from assistant_conformance.suite.safety.sweep import sweep_ledgers as sweep
@@ -46,7 +47,7 @@ def test_every_created_knowledge_base_is_gone() -> None:
 def test_ledger_records_intent_before_the_answer_and_the_delete_after() -> None:
     run = batch().runs["main"]
     (path,) = (run.report_dir / "ledger").glob("conformance-*.jsonl")
-    records = read(path)
+    records = read_ledger(path)
     assert records[0]["event"] == "run" and records[0]["run"] == path.stem
     intents = {r["seq"]: i for i, r in enumerate(records) if r["event"] == "intent"}
     created = [
@@ -103,7 +104,7 @@ def test_read_only_changes_nothing() -> None:
     for checked in ("AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "ROBUST-UNKNOWN-ID-404"):
         assert verdicts[checked] == "pass", (checked, verdicts[checked])
     for ledger in (run.report_dir / "ledger").glob("*.jsonl"):  # creates were tried on unknown
-        assert open_entries(read(ledger)) == ([], False)  # ids only, and created nothing
+        assert open_entries(read_ledger(ledger)) == ([], False)  # ids only, and created nothing
 
 
 # --- units -------------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ def _door(answer: object) -> BoundedTransport:
 
 
 def _transport(guard: Guard, ledger: Ledger | None, answer: httpx.Response) -> httpx.Client:
-    transport = GuardedTransport(guard, lambda: ledger, _door(answer), "main", token=TOKEN)
+    transport = Guarding(guard, lambda: ledger, "main", token=TOKEN).transport(_door(answer))
     headers = {"Authorization": f"Bearer {TOKEN}"}
     return httpx.Client(base_url="http://target.test/base", transport=transport, headers=headers)
 
@@ -206,9 +207,8 @@ def test_a_check_can_change_only_what_the_run_created(tmp_path: Path) -> None:
         return httpx.Response(201 if request.method == "POST" else 202, json={"thread_id": "mine"})
 
     ledger = Ledger(tmp_path, "http://target.test")
-    transport = GuardedTransport(
-        Guard(read_only=False, request_timeout=1), lambda: ledger, _door(answer), "main", TOKEN
-    )
+    guarding = Guarding(Guard(read_only=False, request_timeout=1), lambda: ledger, "main", TOKEN)
+    transport = guarding.transport(_door(answer))
     headers = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(base_url="http://target.test", transport=transport, headers=headers) as c:
         c.post("/api/ai/threads", json={})

@@ -17,18 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import operations
 from assistant_conformance.report import redact
+from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.property.cases import plausible_kb_body
 from assistant_conformance.suite.property.generation import schema
 from assistant_conformance.suite.property.runner import Runner, Withheld
 from assistant_conformance.suite.property.scope import requirements
 from assistant_conformance.suite.safety.guard import Guard
-from assistant_conformance.suite.safety.ledger import Ledger, read
+from assistant_conformance.suite.safety.ledger import Ledger, read_ledger
+from assistant_conformance.suite.safety.session import SafetySession
 
 TOKEN_A = "selftest-token-a"  # principal A of selftests/conftest.py's servers
 
@@ -121,7 +122,7 @@ def test_what_the_layer_created_is_gone_at_the_end(reference_run: Run, client) -
     """Every generated create is in the ledger before its answer, and removed at the end: the
     ledger closes with nothing left, and the resources themselves answer 404."""
     (ledger,) = (reference_run.report_dir / "ledger").glob("*.jsonl")
-    records = read(ledger)
+    records = read_ledger(ledger)
     created = [r for r in records if r["event"] == "created"]
     removed = {r["seq"] for r in records if r["event"] == "removed"}
     assert len(created) > 50 and {r["seq"] for r in created} <= removed
@@ -158,40 +159,39 @@ def test_a_stream_that_never_ends_is_cut(start_server, tmp_path) -> None:
 
 
 @pytest.fixture
-def guarded_runner(reference_server, tmp_path) -> Iterator[Runner]:
+def run_guard() -> Guard:
+    return Guard(read_only=False, request_timeout=10)
+
+
+@pytest.fixture
+def guarded_runner(reference_server, tmp_path, run_guard) -> Iterator[Runner]:
+    """A runner as the property layer makes one: its session from the run's clients, the run's
+    guard and ledger around it."""
     redact.register(TOKEN_A, "SELFTEST_TOKEN")  # as the plugin does: the run's own credential
-    with requests.Session() as session:
-        policy = Policy()
-        session.mount("http://", policy.adapter())
-        yield Runner(
-            base_url=reference_server.base_url,
-            token=TOKEN_A,
-            timeout=10,
-            session=session,
-            policy=policy,
-            ledger=Ledger(tmp_path / "ledger", reference_server.base_url),
-            guard=Guard(read_only=False, request_timeout=10),
-        )
+    policy = Policy()
+    ledger = Ledger(tmp_path / "ledger", reference_server.base_url)
+    safety = SafetySession(run_guard, ledger, policy)
+    with clients.session(policy, around=safety.around("main", TOKEN_A)) as session:
+        yield Runner(reference_server.base_url, TOKEN_A, 10, session, policy, ledger=ledger)
 
 
 def test_generated_create_is_in_the_ledger_before_its_answer(guarded_runner) -> None:
     create = schema()["/api/ai/threads"]["POST"].Case(body={"metadata": {}})
     answer = guarded_runner.send(create).json()
     assert guarded_runner.ledger is not None
-    records = read(guarded_runner.ledger.path)
+    records = read_ledger(guarded_runner.ledger.path)
     events = [(r["event"], r.get("seq")) for r in records[1:]]
     assert events == [("intent", 1), ("created", 1)]  # the intent went out first
     assert records[2]["delete"]["path"] == f"/api/ai/threads/{answer['thread_id']}"
 
 
 def test_generated_write_on_data_the_run_did_not_create_is_withheld(
-    guarded_runner, client_b
+    guarded_runner, run_guard, client_b
 ) -> None:
     """A thread of another principal that the target showed (e.g. in a search answer): a generated
     DELETE naming it is not sent; one naming an unknown id is (it checks a 404)."""
     theirs = client_b.post("/api/ai/threads", json={}).json()["thread_id"]
-    assert guarded_runner.guard is not None
-    guarded_runner.guard.remember({"thread_id": theirs})
+    run_guard.remember({"thread_id": theirs})  # the target showed it to the run
     delete = schema()["/api/ai/threads/{thread_id}"]["DELETE"]
     with pytest.raises(Withheld):
         guarded_runner.send(delete.Case(path_parameters={"thread_id": theirs}))

@@ -38,11 +38,12 @@ from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed
 from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import Target
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.property import replayed as replayed_checks
 from assistant_conformance.suite.property import scope
 from assistant_conformance.suite.safety.guard import Guard
-from assistant_conformance.suite.safety.ledger import LEDGER_DIR, MAIN, Ledger
+from assistant_conformance.suite.safety.ledger import LEDGER_DIR, Ledger
 from assistant_conformance.suite.safety.session import SafetySession
 
 pytestmark = pytest.mark.xdist_group("replay")
@@ -282,10 +283,9 @@ def replayer(tokens, reference, tmp_path):
     ledger = Ledger(tmp_path / LEDGER_DIR, reference)
     ledger.hold()
     safety = SafetySession(Guard(False, 3.0), ledger, policy)
-    sender = Replayer(reference, safety, {MAIN: tokens[0]})
+    sender = Replayer(Target(reference, tokens[0], None), safety)
     yield sender
     sender.close()
-    ledger.release()
 
 
 def recorded(tmp_path: Path, reference: str, *entries: dict) -> Recorded:
@@ -306,7 +306,7 @@ def test_a_stream_the_guard_refuses_is_not_replayed(replayer, reference, tmp_pat
     """A write on a thread the replay has seen and does not own is never sent: no answer is not
     `still fails`, it is `not replayed`, with the guard's why."""
     thread = "0b5e4cd2-35b8-4a55-9bbd-cd0cc2b0a1f7"
-    replayer.session.guard.seen.add(thread)  # answered to the replay, made by someone else
+    replayer.safety.guard.seen.add(thread)  # answered to the replay, made by someone else
     stream = exchange("POST", f"{reference}/api/ai/threads/{thread}/runs/stream", "{}",
                       _stream={"events": 1, "cut": "max_events"})  # fmt: skip
     with pytest.raises(NotReplayed, match="exchange 0: owned data only"):

@@ -2,7 +2,7 @@
 
 The operations come from the document (contract/openapi.py), never from a hand-made list: a test
 id names the operation and the credential case, e.g. `POST /api/ai/threads-no-header`. The
-credential cases' clients come from the run's transport policy like every other client: their
+credential cases' clients come from suite/http/clients.py like every other client: their
 answers are read under the same bounds (a hostile answer to a request without a credential is a
 finding, AUTH-401, never a hang).
 
@@ -43,7 +43,7 @@ from assistant_conformance.suite.flows.auth import (
     created_path,
     track_created,
 )
-from assistant_conformance.suite.http import sse
+from assistant_conformance.suite.http import clients, sse
 from assistant_conformance.suite.http.absent import unimplemented
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.policy import Policy
@@ -124,9 +124,9 @@ def _every_operation_on_a_resource() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.Client]]:
+def credential_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.Client]]:
     """One client per credential case, through the run's policy and door."""
-    made = {case: policy.client(target.base_url) for case in CASES}
+    made = {case: clients.client(policy, target.base_url) for case in CASES}
     for case, value in CASES.items():
         if value is not None:
             made[case].headers["Authorization"] = value
@@ -182,10 +182,14 @@ def _expect_401(response: httpx.Response) -> bool:
 
 @pytest.mark.parametrize(("op", "case"), _every_operation())
 def test_refused_without_valid_credential(
-    op: Operation, case: str, clients: dict[str, httpx.Client], api: httpx.Client, ledger: Ledger
+    op: Operation,
+    case: str,
+    credential_clients: dict[str, httpx.Client],
+    api: httpx.Client,
+    ledger: Ledger,
 ) -> None:
     marker = f"{ledger.run_prefix}-auth-{secrets.token_hex(4)}"
-    response = send(clients[case], op, **op.request(marker=marker))
+    response = send(credential_clients[case], op, **op.request(marker=marker))
     track_created(ledger, op, response)
     if _not_there(case, response):
         return
@@ -209,7 +213,11 @@ def test_refused_without_valid_credential(
 
 @pytest.mark.parametrize(("op", "case"), _every_operation_on_a_resource())
 def test_refused_on_an_existing_resource(
-    op: Operation, case: str, clients: dict[str, httpx.Client], owned: Resources, ledger: Ledger
+    op: Operation,
+    case: str,
+    credential_clients: dict[str, httpx.Client],
+    owned: Resources,
+    ledger: Ledger,
 ) -> None:
     real = _real(owned, op)
     before = owned.snapshot(op, real.ids)
@@ -217,7 +225,7 @@ def test_refused_on_an_existing_resource(
     if op.id_kind != "assistant" and op.target != "context_file":
         owned.snapshot(op, real.ids)  # read twice idle: what differs then is no effect
     idle = owned.last_reads
-    response = send(clients[case], op, **op.request(real.ids, owned.marker, real.extra))
+    response = send(credential_clients[case], op, **op.request(real.ids, owned.marker, real.extra))
     track_created(ledger, op, response)
     if _not_there(case, response, real.ids.values()):
         return

@@ -13,10 +13,7 @@ accepting `permission: "x"` on a knowledge base, or a request without Authorizat
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-import requests
 
 from assistant_conformance.contract.openapi import by_label
 from assistant_conformance.suite.property import compat
@@ -41,17 +38,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     setattr(metafunc.function, op.operation_id, True)  # `-k createThread` selects the operation
 
 
-@pytest.fixture(scope="module")
-def http_session() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        yield session
-
-
 @pytest.fixture
-def runner(request, target, suite_settings, http_session, run_safety) -> Runner:
+def runner(request, target, suite_settings, api_session, run_safety) -> Runner:
     compat.without_schemathesis_reports(request.node)  # the suite reports through its findings
     compat.ensure_coverage(request.function)  # its coverage cases, made now (not at collection)
-    return Runner.for_run(target, suite_settings, http_session, run_safety)
+    return Runner.for_run(target, suite_settings, api_session, run_safety)
 
 
 @schema.parametrize()

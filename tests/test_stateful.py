@@ -13,7 +13,6 @@ through the links; what it leaves is in the ledger and removed at the end of the
 from __future__ import annotations
 
 import pytest
-import requests
 
 from assistant_conformance.suite.property.runner import Runner
 from assistant_conformance.suite.property.scope import stateful_requirements
@@ -29,10 +28,9 @@ AREAS = [
 
 @pytest.mark.writes  # every chain starts with a create
 @pytest.mark.parametrize("area", AREAS)
-def test_state_machine(area: str, target, suite_settings, run_safety, agent) -> None:
-    with requests.Session() as session:
-        runner = Runner.for_run(target, suite_settings, session, run_safety)
-        seed, examples = suite_settings.seed, suite_settings.examples
-        scenarios = run_state_machine(runner, area, seed, examples, STEPS, agent)
-        withheld = f", {len(runner.withheld)} steps withheld (owned data only)"
-        print(f"{area}: {scenarios} scenarios, {runner.sent} requests" + withheld)
+def test_state_machine(area: str, target, suite_settings, api_session, run_safety, agent) -> None:
+    runner = Runner.for_run(target, suite_settings, api_session, run_safety)
+    seed, examples = suite_settings.seed, suite_settings.examples
+    scenarios = run_state_machine(runner, area, seed, examples, STEPS, agent)
+    withheld = f", {len(runner.withheld)} steps withheld (owned data only)"
+    print(f"{area}: {scenarios} scenarios, {runner.sent} requests" + withheld)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant_conformance.contract.catalogue import load as catalogue
+from assistant_conformance.contract import catalogue
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit, Parser
 from assistant_conformance.suite.evidence.har import Recorded, load
@@ -35,10 +35,6 @@ from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, preflight
-from assistant_conformance.suite.judging import checks
-from assistant_conformance.suite.safety.guard import Guard
-from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read
-from assistant_conformance.suite.safety.session import SafetySession, cleanup_clients
 
 STILL_FAILS, NOW_PASSES, NOT_REPLAYED = "still fails", "now passes", "not replayed"
 
@@ -120,32 +116,23 @@ def _usage(prog: str, message: str) -> int:
 def _replay_all(
     chosen: list[Recorded], target: Target, policy: Policy, args: Any, process_timeout: float
 ) -> list[Outcome]:
-    guard = Guard(False, policy.deadline, policy.cap)
-    session = SafetySession(guard, Ledger(args.report_dir / LEDGER_DIR, target.base_url), policy)
-    session.ledger.hold()
-    replayer = Replayer(target.base_url, session, {MAIN: target.token, ALT: target.alt_token})
+    replayer = Replayer.open(target, policy, args.report_dir)
     outcomes = []
     try:
-        reruns = _rerun_all(
-            [r for r in chosen if r.finding["check"]["kind"] == "test"], target, args
-        )
+        tests = [r for r in chosen if r.finding["check"]["kind"] == "test"]
+        reruns = _rerun_all(tests, target, args)
         for recorded in chosen:
             outcome = reruns.get(recorded.finding["id"]) or _one(
-                recorded, replayer, target, args, process_timeout
+                recorded, replayer, args, process_timeout
             )
             outcomes.append(outcome)
             _show(recorded, outcome)
             sys.stdout.flush()  # each finding as it is judged: a replay can take minutes
     finally:
-        replayer.close()
-        guard.active = False
-        with cleanup_clients(target, policy) as clients:
-            left = session.ledger.clean_up(clients)
-        session.ledger.release()
-    removed = sum(1 for r in replay_records(session) if r.get("event") == "removed")
+        cleaned = replayer.close()
     _summary(chosen, outcomes, target.base_url)
-    print(f"removed {removed} resource(s) the replay created"
-          + (f", {len(left)} left" if left else ""))  # fmt: skip
+    left = f", {len(cleaned['left'])} left" if cleaned["left"] else ""
+    print(f"removed {cleaned['removed']} resource(s) the replay created{left}")
     return outcomes
 
 
@@ -162,46 +149,15 @@ def _summary(chosen: list[Recorded], outcomes: list[Outcome], base_url: str) -> 
             print(redact.text(f"  not replayed: {recorded.finding['id']}: {outcome.actual}"))
 
 
-def replay_records(session: SafetySession) -> list[dict[str, Any]]:
-    return read(session.ledger.path) if session.ledger.path.exists() else []
-
-
-def _one(
-    recorded: Recorded, replayer: Replayer, target: Target, args: Any, process_timeout: float
-) -> Outcome:
+def _one(recorded: Recorded, replayer: Replayer, args: Any, process_timeout: float) -> Outcome:
     started = time.monotonic()
-    check = recorded.finding["check"]
     try:
         answers, check = replayer.answers(recorded, process_timeout, args.process_timeout)
-        held, actual = _judge(check, recorded, answers, replayer)
+        held, actual = replayer.judge(check, recorded.finding["requirement"], answers)
         said = NOW_PASSES if held else STILL_FAILS
     except NotReplayed as exc:
         said, actual = NOT_REPLAYED, str(exc)
     return Outcome(said, actual, time.monotonic() - started)
-
-
-def _judge(
-    check: checks.Check, recorded: Recorded, answers: list[Any], replayer: Replayer
-) -> checks.Verdict:
-    if check["kind"] != "schemathesis":
-        return checks.evaluate(check, answers)
-    from assistant_conformance.suite.property import compat, replayed
-
-    policy = replayer.session.policy
-    session = replayer.requests_session()
-    compat.install(policy.adapter())
-    kwargs = {
-        "base_url": replayer.base_url,
-        "headers": {**policy.headers, "Authorization": f"Bearer {replayer.tokens[MAIN]}"},
-        "timeout": policy.deadline,
-        "session": session,
-        "verify": policy.requests_verify,
-    }
-    requirement = recorded.finding["requirement"]
-    try:
-        return replayed.judge_again(check, requirement, answers[check["entry"]], kwargs)
-    except LookupError as exc:  # no operation of the document: no case to judge again
-        raise NotReplayed(str(exc)) from None
 
 
 def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Outcome]:
@@ -256,7 +212,7 @@ def _show(recorded: Recorded, outcome: Outcome) -> None:
     print(f"{finding['id']}  {outcome.said}  ({outcome.seconds:.1f} s, {count} exchanges)")
     if outcome.said == NOW_PASSES:
         return
-    requirement = catalogue()[finding["requirement"]]
+    requirement = catalogue.load()[finding["requirement"]]
     print(
         f"  [{requirement.id}] {requirement.level} ({requirement.source}): {requirement.statement}"
     )

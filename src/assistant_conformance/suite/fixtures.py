@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 import httpx
 import pytest
+import requests
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
@@ -15,6 +16,7 @@ from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
 from assistant_conformance.suite.flows.control import resolve
+from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, open_target
 from assistant_conformance.suite.judging.outcomes import requirement_ids
@@ -65,18 +67,13 @@ def run_safety(
     safety = SafetySession.open(suite_settings, target, policy)
     run_state(pytestconfig).safety = safety
     yield safety
-    safety.finish(suite_settings, target)
+    safety.finish(target, keep=suite_settings.no_cleanup)
 
 
 def _client(target: Target, run: SafetySession, principal: str) -> httpx.Client:
+    """A client of `principal` (its token, if the run holds one), the run's guard around it."""
     token = {MAIN: target.token, ALT: target.alt_token}.get(principal)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx.Client(
-        base_url=target.base_url,
-        headers=headers,
-        timeout=run.policy.deadline,
-        transport=run.transport(principal, token),
-    )
+    return clients.client(run.policy, target.base_url, token, around=run.around(principal, token))
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +104,14 @@ def anonymous_api(target: Target, run_safety: SafetySession) -> Iterator[httpx.C
     """A client that sends no credential."""
     with _client(target, run_safety, ANONYMOUS) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def api_session(target: Target, run_safety: SafetySession) -> Iterator[requests.Session]:
+    """A requests session of the main principal, the run's guard around it: the property
+    layer's (schemathesis sends its cases with requests). One per test module."""
+    with clients.session(run_safety.policy, around=run_safety.around(MAIN, target.token)) as made:
+        yield made
 
 
 @pytest.fixture(scope="session")

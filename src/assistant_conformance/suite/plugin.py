@@ -32,7 +32,7 @@ from assistant_conformance.suite.config.settings import (
     check_report_dir,
 )
 from assistant_conformance.suite.evidence import har
-from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http import clients, trail
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote
@@ -84,7 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = getattr(config, "workerinput", None)
     policy = Policy.of(settings, share=int(worker.get("workercount", 1)) if worker else 1)
     if active:
-        compat.install(policy.adapter())
+        compat.install(clients.adapter(policy))
         generation.configure(settings.seed, settings.examples)
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(

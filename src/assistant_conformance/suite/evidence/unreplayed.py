@@ -20,7 +20,7 @@ from assistant_conformance.suite.evidence import places
 from assistant_conformance.suite.evidence.har import Recorded
 from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.judging import checks
-from assistant_conformance.suite.safety.ledger import LEDGER_DIR, read
+from assistant_conformance.suite.safety.ledger import LEDGER_DIR, read_ledger
 from assistant_conformance.suite.safety.removal import kind_of
 
 
@@ -37,7 +37,7 @@ def made_by_run(recorded: Recorded) -> dict[str, str]:
     if not prefix or not path.is_file():
         return {}
     made = {}
-    for record in read(path):
+    for record in read_ledger(path):
         where = (record.get("delete") or {}).get("path") or ""
         if record.get("event") == "created" and where:
             made[unquote(where.rstrip("/").rsplit("/", 1)[-1])] = kind_of(where)

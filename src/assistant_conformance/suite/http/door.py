@@ -28,9 +28,9 @@ from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
 SENT_AT = "conformance_sent_at"  # request extension: when its last attempt went out (monotonic)
-JSON_VALUE = (
-    "conformance_json"  # response extension: its JSON, read once (lenient where not strict)
-)
+# An answer's JSON, read once (lenient where not strict): httpx's response extension, and the
+# attribute of a requests response.
+JSON_VALUE = "conformance_json"
 DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 

@@ -13,7 +13,12 @@ import urllib3
 
 from assistant_conformance.contract.openapi import operation_label
 from assistant_conformance.suite.http import trail
-from assistant_conformance.suite.http.door import json_of_body, observe_answer, read_bounded
+from assistant_conformance.suite.http.door import (
+    JSON_VALUE,
+    json_of_body,
+    observe_answer,
+    read_bounded,
+)
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import LARGE, AnswerFault
 
@@ -90,7 +95,10 @@ def read_requests_body(
 
     observe_answer(label, response.status_code, dict(response.headers), response.content,
                    answered, entry)  # fmt: skip
-    json_of_body(response.content, content_type, label, response.status_code, answered, entry)
+    value = json_of_body(
+        response.content, content_type, label, response.status_code, answered, entry
+    )
+    setattr(response, JSON_VALUE, value)  # read once, as httpx's answers carry it (door.py)
 
 
 class _CappedRaw:

@@ -1,8 +1,6 @@
 """The run's transport policy: what every request of every layer carries and waits for, built once
-from the options (one-door design: nothing else makes a client of the target). Every client it
-makes reads its answers through the door (suite/http/door.py: deadline, size cap, completeness):
-`client()` for httpx (the scenario layer, the pre-flight, probes, clean-up, sweep and the
-credential cases alike), `adapter()` for requests (the property layer's sessions).
+from the settings (`Policy.of`). Every client of the target is made from it in clients.py, and
+reads its answers through the door (door.py: deadline, size cap, completeness):
 
 - extra headers (--header 'Name: value'), added where the request has none of that name; their
   values are secrets in every output unless the name is harmless (HARMLESS);
@@ -167,28 +165,6 @@ class Policy:
                 self.reconnects.append(label)
             return attempt()
 
-    def client(
-        self, base_url: str, token: str | None = None, timeout: float | None = None
-    ) -> httpx.Client:
-        """A client of the target through the door (no guard): pre-flight, probes, clean-up,
-        sweep, the credential cases; `token` as its bearer credential."""
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(
-            base_url=base_url,
-            headers=headers,
-            timeout=self.deadline if timeout is None else timeout,
-            transport=self.transport(),
-        )
-
-    def transport(self) -> httpx.BaseTransport:
-        """httpx's transport: the door around the policy around the connection."""
-        inner = PolicyTransport(self, httpx.HTTPTransport(verify=self.verify))
-        return door.BoundedTransport(inner, self.deadline, self.cap)
-
-    def adapter(self) -> HTTPAdapter:
-        """requests' adapter (schemathesis' sessions): the same policy and door."""
-        return PolicyAdapter(self)
-
 
 class PolicyTransport(httpx.BaseTransport):
     """httpx's side of the policy: headers, rate limit, throttled answers waited out."""
@@ -256,24 +232,24 @@ class PolicyAdapter(HTTPAdapter):
         return response
 
 
-def summary(
-    policy: Policy,
-    throttled: list[dict[str, Any]],
-    reconnects: list[dict[str, Any]],
-    sent: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """How the run reached the target, for the report (header names only: values are secret)."""
-    tls = "NOT verified (--insecure)" if policy.insecure else "verified"
-    if policy.ca_bundle:
-        tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
+def counts(measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the run's processes measured on the way to the target (`throttled`, `resent`, `sent`
+    records, merged across workers or shards), for the report's `transport`."""
+    throttled = measured.get("throttled", [])
     return {
-        "tls": tls,
-        "headers": list(policy.headers),
-        "rate_limit": policy.rate,
         "throttled": {
             "requests": len(throttled),
             "seconds": round(sum(t["seconds"] for t in throttled), 1),
         },
-        "resent_after_close": len(reconnects),
-        "requests": sum(s["requests"] for s in sent or []),
+        "resent_after_close": len(measured.get("resent", [])),
+        "requests": sum(s["requests"] for s in measured.get("sent", [])),
     }
+
+
+def summary(policy: Policy, measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """How the run reached the target, for the report (header names only: values are secret)."""
+    tls = "NOT verified (--insecure)" if policy.insecure else "verified"
+    if policy.ca_bundle:
+        tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
+    return {"tls": tls, "headers": list(policy.headers), "rate_limit": policy.rate,
+            **counts(measured)}  # fmt: skip

@@ -14,7 +14,7 @@ import httpx
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.http import absent, strictjson
+from assistant_conformance.suite.http import absent, clients, strictjson
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 
@@ -88,7 +88,7 @@ def probe(target: Target, policy: Policy, token: str | None = None) -> httpx.Res
     does), and asks again when its token keeps being refused; with `token` in the run's stead,
     a read any principal may make."""
     method, path, body = target.first_read
-    with policy.client(target.base_url, token or target.token) as client:
+    with clients.client(policy, target.base_url, token or target.token) as client:
         return _send(client, method, path, body)
 
 
@@ -101,7 +101,7 @@ def preflight(target: Target, policy: Policy) -> None:
     all, the token refused, or no read answered as this API does (a wrong address). Operations
     absent on a target that does answer are findings of the run (`target.lacking`)."""
     seen: list[tuple[str, httpx.Response]] = []
-    with policy.client(target.base_url, target.token) as client:
+    with clients.client(policy, target.base_url, target.token) as client:
         for method, path, body in PROBES:
             label = f"{method} {path}"
             try:

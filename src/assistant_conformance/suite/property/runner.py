@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-import httpx
 import requests
 from schemathesis.checks import run_checks
 from schemathesis.core.failures import Failure
@@ -39,7 +38,7 @@ from assistant_conformance.suite.property import claims, compat, probes, replaye
 from assistant_conformance.suite.property.cases import judges_positive
 from assistant_conformance.suite.property.judge import Judge
 from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
-from assistant_conformance.suite.safety.guard import Guard
+from assistant_conformance.suite.safety.guard import NotOwned
 from assistant_conformance.suite.safety.ledger import Ledger
 from assistant_conformance.suite.safety.session import SafetySession
 
@@ -72,8 +71,7 @@ class Runner:
     session: requests.Session
     policy: Policy
     examples: int = 10
-    ledger: Ledger | None = None  # what a generated create made: written down, removed at the end
-    guard: Guard | None = None  # owned data only: a write never reaches what the run did not make
+    ledger: Ledger | None = None  # the run's: its prefix in names, what it created (owned ids)
     withheld: list[str] = field(default_factory=list)  # cases the guard kept from being sent
     broken: str = ""
     sent: int = 0
@@ -89,11 +87,8 @@ class Runner:
     def for_run(
         cls, target: Target, settings: SuiteSettings, session: requests.Session, run: SafetySession
     ) -> Runner:
-        """The runner of a suite run: its target, depth, timeout, ledger and guard; `session`
-        reaches the target through the run's policy and door."""
-        adapter = run.policy.adapter()
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
+        """The runner of a suite run: its target, depth, timeout, policy and ledger; `session` is
+        the main principal's (suite/http/clients.py: the run's policy, door and guard)."""
         return cls(
             base_url=target.base_url,
             token=target.token,
@@ -102,7 +97,6 @@ class Runner:
             policy=run.policy,
             examples=settings.examples,
             ledger=run.ledger,
-            guard=run.guard,
             references=settings.kb_references,
         )
 
@@ -145,25 +139,21 @@ class Runner:
         self.evaluate(case, response)
 
     def send(self, case: Case) -> Response:
+        """Send a case through the session (its guard writes a create to the ledger, keeps what
+        the answer shows, and withholds a write on what the run did not create: Withheld)."""
         if self.broken:
             raise TransportBroken(self.broken)
         claims.own_kb_body(case, self.references, self.unique_name(case))
-        self.withhold_if_not_owned(case)
-        body = case.body if isinstance(case.body, dict) else None
-        intent = (
-            self.ledger.intend_path(case.method, case.formatted_path, body) if self.ledger else None
-        )
-        self.sent += 1
         try:
             response = case.call(**self.call_kwargs())
+        except NotOwned as refused:  # owned data only: never sent
+            self.withheld.append(str(refused))
+            raise Withheld(str(refused)) from None
         except AnswerFault as fault:
+            self.sent += 1
             self._fault(case, fault)
+        self.sent += 1
         self.case_entry = len(findings.current().exchanges) - 1  # the door's entry of it
-        answer = json_of(response)
-        if self.guard is not None:
-            self.guard.remember(answer)
-        if intent is not None and self.ledger is not None:
-            self.ledger.created(intent, response.status_code, answer)
         return response
 
     def _fault(self, case: Case, fault: AnswerFault) -> NoReturn:
@@ -207,19 +197,6 @@ class Runner:
         owned = self.ledger.owned if self.ledger is not None else set()
         params = case.path_parameters or {}
         return all(name in linked or str(value) in owned for name, value in params.items())
-
-    def withhold_if_not_owned(self, case: Case) -> None:
-        """Raise Withheld for a write on an identifier the target showed and the run did not
-        create (e.g. a generated path that happens to name someone's thread): never sent."""
-        if self.guard is None:
-            return
-        url = f"{self.base_url.rstrip('/')}{case.formatted_path}"
-        request = httpx.Request(case.method, url, headers=self.call_kwargs()["headers"])
-        owned = self.ledger.owned if self.ledger is not None else set()
-        reason = self.guard.refusal(request, owned)
-        if reason is not None:
-            self.withheld.append(reason)
-            raise Withheld(reason)
 
     def evaluate(
         self,

@@ -61,12 +61,7 @@ def of_run(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> 
         info={
             **identity.run_info(settings, state.started, time.monotonic() - state.clock),
             "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": policy.summary(
-                state.policy,
-                measured.get("throttled", []),
-                measured.get("resent", []),
-                measured.get("sent", []),
-            ),
+            "transport": policy.summary(state.policy, measured),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
             "invocation": "assistant-conformance run"
             if config.inipath == files.pytest_ini()
@@ -207,8 +202,6 @@ def _capabilities(parts: list[dict[str, Any]]) -> dict[str, GroupStatus]:
 
 def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path) -> dict[str, Any]:
     infos = [p["info"] for p in parts]
-    transport = infos[0]["transport"]
-    throttled = measured.get("throttled", [])
     return {
         **infos[0],
         "started": min(i["started"] for i in infos),
@@ -216,15 +209,7 @@ def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path
         "peak_memory_mib": max(i["peak_memory_mib"] for i in infos),
         "options": {**infos[0]["options"], "report_dir": str(out)},
         "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-        "transport": {
-            **transport,
-            "throttled": {
-                "requests": len(throttled),
-                "seconds": round(sum(t["seconds"] for t in throttled), 1),
-            },
-            "resent_after_close": len(measured.get("resent", [])),
-            "requests": sum(s["requests"] for s in measured.get("sent", [])),
-        },
+        "transport": {**infos[0]["transport"], **policy.counts(measured)},
         "workers": sum(i["workers"] for i in infos),
         "invocation": "assistant-conformance merge",
         "shards": len(parts),

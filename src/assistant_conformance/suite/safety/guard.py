@@ -1,6 +1,7 @@
 """What every request of the suite's clients passes: the run's guard.
 
-`GuardedTransport` wraps the transport of the `api`, `alt_api` and `anonymous_api` clients:
+It stands around every client of a principal of the run (suite/safety/guarded.py: the `api`,
+`alt_api` and `anonymous_api` clients, the property layer's session, a replay's clients):
 - owned data only: a write with a credential the run holds may change only what the run created
   (its path names an id the ledger lists) or name an identifier the target never answered in this
   run (an unknown id: a random UUID hits real data only by guessing one); anything else is a
@@ -31,9 +32,6 @@ import pytest
 
 from assistant_conformance.contract import openapi
 from assistant_conformance.report import redact
-from assistant_conformance.suite.http import door
-from assistant_conformance.suite.http.observe import SILENT, SLOW, AnswerFault
-from assistant_conformance.suite.safety.ledger import MAIN, Ledger
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 # POST operations of the contract that only read.
@@ -67,7 +65,8 @@ def operation_of(request: httpx.Request) -> str:
     return openapi.operation_label(request.method, request.url.path)
 
 
-def _credential(request: httpx.Request) -> str:
+def bearer_token(request: httpx.Request) -> str:
+    """The bearer credential a request carries ("" for none, or another scheme)."""
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
     return value.strip() if scheme.lower() == "bearer" else ""
 
@@ -94,7 +93,7 @@ class Guard:
         of the run may change only what the run created (`owned`: a path naming one of its ids)
         or name identifiers the target never showed (unknown ids); under --read-only, only the
         latter, and no create."""
-        if request.method in READS or not redact.is_secret(_credential(request)):
+        if request.method in READS or not redact.is_secret(bearer_token(request)):
             return None  # a read; or no valid credential: a check that the target refuses it
         path = request.url.path
         if READ_LIKE.search(path):
@@ -111,10 +110,11 @@ class Guard:
             "did not create"
         )
 
-    def observe(self, request: httpx.Request, response: httpx.Response, own: bool) -> None:
+    def observe(self, request: httpx.Request, status: int, own: bool) -> None:
+        """An answer `status` came to `request` (`own`: sent with the principal's own token)."""
         with self._lock:
             self._timeouts.clear()
-            if own and response.status_code == 401:
+            if own and status == 401:
                 self._rejections += 1
             elif own:
                 self._rejections = 0
@@ -130,8 +130,8 @@ class Guard:
                 "revoked; check --token"
             )
         write = request.method not in READS and not READ_LIKE.search(request.url.path)
-        if self.read_only and own and write and response.is_success:
-            self.breaches.append(f"{request.method} {request.url.path} -> {response.status_code}")
+        if self.read_only and own and write and 200 <= status < 300:
+            self.breaches.append(f"{request.method} {request.url.path} -> {status}")
 
     def timed_out(self, request: httpx.Request) -> None:
         """Requests in a row without an answer, on more than one operation: the target hangs
@@ -166,50 +166,3 @@ class Guard:
 
 def _origin(request: httpx.Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')}"
-
-
-class GuardedTransport(httpx.BaseTransport):
-    """An httpx transport that applies the Guard and keeps the ledger for one principal, around
-    the door (`inner`: the run's policy transport, suite/http/policy.py)."""
-
-    def __init__(
-        self,
-        guard: Guard,
-        ledger: Callable[[], Ledger | None],
-        inner: httpx.BaseTransport,
-        principal: str = MAIN,
-        token: str | None = None,
-    ) -> None:
-        self.guard = guard
-        self.ledger = ledger
-        self.inner = inner
-        self.principal = principal
-        self.token = token  # the principal's own token: its refusal counts toward a stop
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        ledger = self.ledger()
-        owned = ledger.owned if ledger is not None else set()
-        if self.guard.active and (reason := self.guard.refusal(request, owned)) is not None:
-            if self.guard.read_only:
-                raise ReadOnlyRefused(reason)
-            raise NotOwned(reason)
-        own = redact.is_secret(_credential(request))  # a credential of the run: it may create
-        intent = ledger.intend(request, self.principal, own) if ledger is not None else None
-        try:
-            response = self.inner.handle_request(request)
-        except AnswerFault as fault:
-            if fault.kind in (SLOW, SILENT):
-                self.guard.timed_out(request)
-            raise
-        body = response.extensions.get(door.JSON_VALUE)
-        if body is not None:
-            redact.register_fields(body)  # e.g. a chat-kit client secret, before anyone shows it
-            self.guard.remember(body)
-        if intent is not None and ledger is not None:
-            ledger.created(intent, response.status_code, body)
-        mine = bool(self.token) and _credential(request) == self.token
-        self.guard.observe(request, response, mine)
-        return response
-
-    def close(self) -> None:
-        self.inner.close()

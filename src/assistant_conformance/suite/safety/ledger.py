@@ -53,7 +53,7 @@ from assistant_conformance.suite.safety.removal import (
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Entry", "Ledger", "Leftover", "read"]
+__all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Entry", "Ledger", "Leftover", "read_ledger"]
 
 ALT = "alt"
 LEDGER_DIR = "ledger"
@@ -277,7 +277,8 @@ def _body(request: httpx.Request) -> Any:
         return None
 
 
-def read(path: Path) -> list[dict[str, Any]]:
+def read_ledger(path: Path) -> list[dict[str, Any]]:
+    """A ledger's records, one a line (a line cut by a killed run left out)."""
     records = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:

@@ -1,6 +1,7 @@
-"""The run's safety session: the guarded clients' transports, cleanup at the end (or --no-cleanup),
---sweep of earlier runs, --read-only skips, redaction of what pytest shows, and the report lines.
-The guard every request passes is suite/safety/guard.py; the ledger suite/safety/ledger.py.
+"""The run's safety session: its guard and ledger, put around each principal's clients
+(`around`), the clean-up at the end (or --no-cleanup), --read-only skips, redaction of what pytest
+shows, and the report lines. The guard every request passes is suite/safety/guard.py (around the
+clients: guarded.py); the ledger ledger.py. A replay opens one of its own (`for_replay`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target, probe
-from assistant_conformance.suite.safety import ledger as ledger_module
-from assistant_conformance.suite.safety.guard import Guard, GuardedTransport
-from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger
+from assistant_conformance.suite.safety.guard import Guard
+from assistant_conformance.suite.safety.guarded import Guarding
+from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read_ledger
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 
@@ -50,18 +52,25 @@ class SafetySession:
         )
         return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url), policy)
 
-    def transport(self, principal: str, token: str | None) -> GuardedTransport:
-        """The guarded transport of one principal's client (around the policy's door)."""
-        inner = self.policy.transport()
-        return GuardedTransport(self.guard, lambda: self.ledger, inner, principal, token)
+    @classmethod
+    def for_replay(cls, report_dir: Path, target: Target, policy: Policy) -> SafetySession:
+        """A replay's own: what it creates goes to a ledger of its own in the report folder."""
+        session = cls(Guard(False, policy.deadline, policy.cap),
+                      Ledger(report_dir / LEDGER_DIR, target.base_url), policy)  # fmt: skip
+        session.ledger.hold()
+        return session
 
-    def finish(self, settings: SuiteSettings, target: Target) -> None:
-        """Remove what the run created, newest first (or keep it under --no-cleanup); record
-        what stays on the target, and why."""
+    def around(self, principal: str, token: str | None) -> Guarding:
+        """The guard and ledger around a client of `principal` (`token`: its own)."""
+        return Guarding(self.guard, lambda: self.ledger, principal, token)
+
+    def finish(self, target: Target, keep: bool = False) -> None:
+        """Remove what the run created, newest first (or keep it: --no-cleanup); record what
+        stays on the target, and why."""
         self.guard.active = False
         where, run = self.ledger.path, self.ledger.run_prefix
         self.record = {"run": run, "ledger": str(where), "removed": 0, "kept": 0, "left": []}
-        if settings.no_cleanup:
+        if keep:
             self.record["kept"] = self.ledger.keep()
             self.record["left"] = [item.as_dict() for item in self.ledger.undeletable]
             self.ledger.release()
@@ -74,7 +83,7 @@ class SafetySession:
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    return ledger_module.read(path) if path.exists() else []
+    return read_ledger(path) if path.exists() else []
 
 
 @contextmanager
@@ -82,13 +91,15 @@ def cleanup_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.
     """Clients without the guard (through the run's policy and door) of each principal the run
     holds a token of."""
     tokens = {MAIN: target.token, ALT: target.alt_token}
-    clients = {
-        name: policy.client(target.base_url, token) for name, token in tokens.items() if token
+    made = {
+        name: clients.client(policy, target.base_url, token)
+        for name, token in tokens.items()
+        if token
     }
     try:
-        yield clients
+        yield made
     finally:
-        for client in clients.values():
+        for client in made.values():
             client.close()
 
 

@@ -26,7 +26,14 @@ from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, preflight
-from assistant_conformance.suite.safety.ledger import LEDGER_DIR, MAIN, Entry, Ledger, now, read
+from assistant_conformance.suite.safety.ledger import (
+    LEDGER_DIR,
+    MAIN,
+    Entry,
+    Ledger,
+    now,
+    read_ledger,
+)
 from assistant_conformance.suite.safety.removal import (
     NO_ANSWER,
     Leftover,
@@ -86,7 +93,7 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
     result = SweepResult()
     at = datetime.now(UTC)
     for path in sorted((directory / LEDGER_DIR).glob("conformance-*.jsonl")):
-        records = read(path)
+        records = read_ledger(path)
         head = records[0] if records else {}
         if head.get("target") != redact.text(target):
             continue
