@@ -32,7 +32,7 @@ from assistant_conformance.suite.config.settings import (
     check_report_dir,
 )
 from assistant_conformance.suite.evidence import har
-from assistant_conformance.suite.http import clients, trail
+from assistant_conformance.suite.http import clients, running
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote
@@ -149,7 +149,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     state = run_state(item.config)
     if stopped := state.stop_reason():
         pytest.skip(f"not judged: harness error: {stopped}")
-    with trail.following(state.origins):
+    with running.following(state.origins):
         try:
             return (yield)
         finally:

@@ -19,7 +19,7 @@ import httpx
 from assistant_conformance.suite.evidence import places, unreplayed
 from assistant_conformance.suite.evidence.har import Recorded
 from assistant_conformance.suite.flows import POLL_INTERVAL
-from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.sse import read_stream
 from assistant_conformance.suite.http.target import Target
@@ -63,7 +63,7 @@ class Resend:
     def go(self) -> list[trail.Entry]:
         entries, index = self.recorded.entries, 0
         sent: list[trail.Entry] = []
-        with trail.following(sent):
+        with running.following(sent):
             try:
                 while index < len(entries):
                     self.wait_for_streams(entries[index])
@@ -145,7 +145,7 @@ class Resend:
         method, url, headers, body, principal = self.request(index)
         client = self.sender.client(principal)
         holder: list[trail.Entry] = []
-        with trail.following(holder):
+        with running.following(holder):
             try:
                 client.request(method, url, headers=headers, content=body)
             except (NotOwned, Stopped) as refused:
@@ -169,7 +169,7 @@ class Resend:
 
         def read() -> None:
             # the entry keeps what came, or the fault; a stream that got no answer says why
-            with trail.following(holder):
+            with running.following(holder):
                 try:
                     read_stream(client, method, url, deadline=deadline, max_events=max_events,
                                 headers=headers, content=body)  # fmt: skip

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import Operation
-from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.checks import mismatches as mismatches  # where it was
 
@@ -83,7 +83,7 @@ def poll(
     """Read until the check `until` (without its entry) holds on the answer or `timeout` seconds
     pass; answer the last read and whether it held. A replay polls by the same words."""
     deadline = time.monotonic() + timeout
-    with trail.polling(until, timeout):
+    with running.polling(until, timeout):
         while True:
             response = read()
             if checks.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):

@@ -9,8 +9,9 @@ bounds; what the doors see they record, and judge nothing.
   message), for httpx and for requests (schemathesis' sessions);
 - sse.py: the event-stream reader; strictjson.py: JSON as RFC 8259 reads it;
 - exchange.py: one request and its answer as evidence (excerpt, curl line);
-- trail.py: every exchange of the running test; observe.py: what the doors saw for the judge
-  (faults raised, observations recorded);
+- running.py: the running test's one scope (its exchanges, what the doors observed, its polling
+  loop); trail.py: an exchange as the trail keeps it; observe.py: what the doors saw for the
+  judge (faults raised, observations recorded);
 - target.py: the target and its pre-flight; absent.py: an answer saying its operation is not
   implemented (the pre-flight's word, and the judge's).
 

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import observe, strictjson, trail
+from assistant_conformance.suite.http import observe, running, strictjson, trail
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
@@ -110,7 +110,7 @@ def json_of_body(
         return value
     what = f"{label}: HTTP {status}; {wrong}"
     key = f"{label}|{wrong}"
-    observe.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key, entry))
+    running.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key, entry))
     return strictjson.lenient(content)
 
 
@@ -135,7 +135,7 @@ def observe_answer(
             declared = f"declared {content_type}" if content_type else "with no Content-Type"
             what = f"{label}: HTTP {status}; a JSON body {declared}"
             seen = observe.Observation(observe.JSON_UNDECLARED, what, exchange(), label, entry)
-            observe.seen(seen)
+            running.seen(seen)
     if status == 401:
         challenge = lower.get("www-authenticate", "")
         kind = observe.CHALLENGED if BEARER.search(challenge) else observe.NOT_CHALLENGED
@@ -144,7 +144,7 @@ def observe_answer(
             if challenge
             else (f"{label}: HTTP 401 without a WWW-Authenticate header")
         )
-        observe.seen(observe.Observation(kind, what, exchange(), label, entry))
+        running.seen(observe.Observation(kind, what, exchange(), label, entry))
 
 
 class CappedStream(httpx.SyncByteStream):
@@ -188,7 +188,7 @@ class BoundedTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         label, limit = label_of(request), self.deadline
-        entry = trail.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
+        entry = running.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
                                         trail.cap(_content(request))))  # fmt: skip
         try:
             response = self.inner.handle_request(request)

@@ -12,7 +12,7 @@ import requests
 import urllib3
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.http.door import (
     JSON_VALUE,
     json_of_body,
@@ -58,7 +58,7 @@ def requests_entry(request: requests.PreparedRequest) -> trail.Entry:
     body = request.body.encode() if isinstance(request.body, str) else request.body
     headers = {k: str(v) for k, v in request.headers.items()}
     content = body if isinstance(body, bytes) else None
-    return trail.enter(
+    return running.enter(
         trail.Entry(str(request.method), str(request.url), headers, trail.cap(content))
     )
 

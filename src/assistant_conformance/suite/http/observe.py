@@ -1,13 +1,13 @@
-"""What the doors saw, handed to the one module that judges it (suite/judging/charges.py).
+"""What the doors saw, handed to the module that judges it (suite/judging/door_charges.py).
 
 The doors (the transport policy, the bounded door, the guard, the event-stream reader) bound,
 count and record; they judge nothing and name no requirement. What they see that may be a
 finding reaches the judge in one of two ways:
 - raised: an AnswerFault, when no answer was received within the run's bounds (too slow, too
   large, incomplete): the request cannot go on;
-- recorded: an Observation of the test that is running (`seen`), when the answer came and tells
-  something every answer of its kind must keep, whichever test got it: a JSON body that is not
-  strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
+- recorded: an Observation of the test that is running (running.py: `seen`), when the answer came
+  and tells something every answer of its kind must keep, whichever test got it: a JSON body that is
+  not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
   challenge. Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
 `breaking_input` marks the requests of a block as sent to break the document on purpose, so that
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,26 +53,6 @@ class AnswerFault(Exception):
     def no_answer_yet(self) -> bool:
         """Nothing at all came back (a drip or a cut answer at least sent its status)."""
         return self.kind == SILENT or self.evidence.status is None
-
-
-_seen: ContextVar[list[Observation] | None] = ContextVar("conformance_observed", default=None)
-
-
-def seen(observation: Observation) -> None:
-    """Hand an observation to the test that is running (dropped outside a test)."""
-    sink = _seen.get()
-    if sink is not None:
-        sink.append(observation)
-
-
-@contextmanager
-def collecting(into: list[Observation]) -> Iterator[list[Observation]]:
-    """Observations made in this block (and in threads started with its context) go `into`."""
-    token = _seen.set(into)
-    try:
-        yield into
-    finally:
-        _seen.reset(token)
 
 
 @contextmanager

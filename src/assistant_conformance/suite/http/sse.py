@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import observe, strictjson, trail
+from assistant_conformance.suite.http import observe, running, strictjson, trail
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import AnswerFault
 
@@ -141,7 +141,7 @@ def observe_data(
         if (wrong := strictjson.problem(event.data)) is not None:
             what = f"{label}: event {event.id or '(no id)'} {event.event}: {wrong}"
             seen = observe.Observation(observe.NOT_STRICT_JSON, what, exchange, f"{label}|{wrong}")
-            observe.seen(dataclasses.replace(seen, entry=entry))
+            running.seen(dataclasses.replace(seen, entry=entry))
             return
 
 

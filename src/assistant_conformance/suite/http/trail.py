@@ -2,18 +2,15 @@
 finding can be written with the exchanges that led to it (suite/evidence/har.py) and replayed
 (suite/evidence/replay.py).
 
-The doors append an Entry as a request goes out and fill it in as its answer comes (a stream's
-bytes as its reader takes them, and where the reader stopped); outside a test nothing is kept.
+The doors append an Entry to the running test's trail as a request goes out (running.py: `enter`)
+and fill it in as its answer comes (a stream's bytes as its reader takes them, and where the
+reader stopped); outside a test nothing is kept.
 Bodies are kept up to BODY_LIMIT bytes: what is needed to see and replay a finding, not a copy of
 every answer.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from time import monotonic
@@ -51,42 +48,6 @@ class Entry:
     def ended(self) -> None:
         """The answer is whole (or given up): how long it took."""
         self.seconds, self.open = monotonic() - self._t0, False
-
-
-_trail: ContextVar[list[Entry] | None] = ContextVar("conformance_trail", default=None)
-_poll: ContextVar[dict[str, Any] | None] = ContextVar("conformance_poll", default=None)
-
-
-def enter(entry: Entry) -> Entry:
-    """Append a request to the running test's trail (none outside a test), with the streams
-    still open as it goes out (a replay waits for as many of their events) and its polling loop."""
-    trail = _trail.get()
-    if trail is not None:
-        entry.during = [(e, e.events) for e in trail if e.open]
-        entry.poll = _poll.get()
-        trail.append(entry)
-    return entry
-
-
-@contextmanager
-def polling(until: dict[str, Any], within: float) -> Iterator[None]:
-    """The requests of this block are one polling loop: read again until the check `until` holds
-    on the answer or `within` seconds pass (a replay polls the same way)."""
-    token = _poll.set({"until": until, "within": within, "loop": uuid.uuid4().hex[:8]})
-    try:
-        yield
-    finally:
-        _poll.reset(token)
-
-
-@contextmanager
-def following(into: list[Entry]) -> Iterator[list[Entry]]:
-    """The exchanges of this block (and of threads started with its context) go `into`."""
-    token = _trail.set(into)
-    try:
-        yield into
-    finally:
-        _trail.reset(token)
 
 
 def created(entry: Entry) -> bool:

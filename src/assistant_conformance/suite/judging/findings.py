@@ -10,15 +10,14 @@ test cannot judge one, it says why (`not_judged`): a rejection is judged only ag
 request of the same operation that the target accepted (`expect_rejected`), and a test stopped by a
 failed requirement names that requirement for the rest.
 
-The record of the test that is running is a context variable (`recording`): a thread a test
-starts with its context (the live stream reader) records into the same test.
+The record of the test that is running is its scope (suite/http/running.py, `recording`): a
+thread a test starts with its context (the live stream reader) records into the same test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -28,9 +27,9 @@ import pytest
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import by_label, match_path, operation_label
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
-from assistant_conformance.suite.http import absent, observe, trail
+from assistant_conformance.suite.http import absent, running, trail
 from assistant_conformance.suite.http.exchange import Exchange, describe
-from assistant_conformance.suite.http.observe import Observation
+from assistant_conformance.suite.http.running import Scope
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.error_bodies import error_in
 
@@ -48,15 +47,14 @@ class Traced:
 
 
 @dataclass
-class TestRecord:
-    """Findings of the test that is running, what the doors observed and exchanged during it."""
+class TestRecord(Scope):
+    """The running test's scope (suite/http/running.py: what the doors exchanged and observed
+    during it), with its findings."""
 
     allowed: frozenset[str]
     strict: bool
     nodeid: str = ""
     findings: list[Finding] = field(default_factory=list)
-    observations: list[Observation] = field(default_factory=list)
-    exchanges: list[trail.Entry] = field(default_factory=list)
     window: int = 0  # where the exchanges of the current case begin (the property layer's)
     traced: list[Traced] = field(default_factory=list)
     finalizers: list[Callable[[], None]] = field(default_factory=list)  # run as the test ends
@@ -74,18 +72,9 @@ class TestRecord:
             finalize()
 
 
-_current: ContextVar[TestRecord | None] = ContextVar("conformance_record", default=None)
-
-
-@contextmanager
-def recording(record: TestRecord) -> Iterator[TestRecord]:
-    """Findings and observations of this block (a test's call) go to `record`."""
-    token = _current.set(record)
-    try:
-        with observe.collecting(record.observations), trail.following(record.exchanges):
-            yield record
-    finally:
-        _current.reset(token)
+def recording(record: TestRecord) -> AbstractContextManager[Scope]:
+    """Findings, exchanges and observations of this block (a test's call) go to `record`."""
+    return running.within(record)
 
 
 class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
@@ -93,12 +82,13 @@ class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
 
 
 def recorded() -> TestRecord | None:
-    """The running test's record (None outside a test)."""
-    return _current.get()
+    """The running test's record (None outside a test: a fixture's set-up, a replay)."""
+    scope = running.current()
+    return scope if isinstance(scope, TestRecord) else None
 
 
 def current() -> TestRecord:
-    record = _current.get()
+    record = recorded()
     if record is None:
         raise RuntimeError("a finding recorded outside a conformance test")
     return record
@@ -195,7 +185,7 @@ def charged(
     """A failure (or, `ok`, a pass) the judge (suite/judging/charges.py) charges from what the doors
     saw, whichever test sent the request: no test has to name the requirement. Outside a test (a
     fixture's set-up) there is no record to charge, and it is dropped."""
-    record = _current.get()
+    record = recorded()
     if record is None:
         return
     record.allowed = record.allowed | {req_id}
