@@ -39,7 +39,7 @@ CASES = {  # mutant -> the one test that reaches its operation
 
 
 def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
-    with serve(mutants.wrap(reference_app(workdir / "server"), name)) as base_url:
+    with serve(mutants.with_mutant(reference_app(workdir / "server"), name)) as base_url:
         done = run_suite(
             workdir / "reports", test, f"--base-url={base_url}", f"--token={TOKEN}",
             "-p", "no:randomly", timeout=600,

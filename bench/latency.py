@@ -113,7 +113,11 @@ def main() -> int:
             ]
         cases += [
             ("loopback, spread", Counted(app(workdir, "spread")), spread),
-            ("throttling", Counted(variants.wrap(app(workdir, "429"), "throttling")), spread),
+            (
+                "throttling",
+                Counted(variants.with_variant(app(workdir, "429"), "throttling")),
+                spread,
+            ),
         ]
         if args.one_at_a_time:
             late = Counted(app(workdir, "one"), args.delay)

@@ -382,7 +382,7 @@ def st_against(name: str | None, workdir: Path) -> StResult:
     extra = ["--mutant", name] if name else []
     started = time.monotonic()
     try:
-        server = serve.start(keys, workdir / "reference.db", extra_args=extra)
+        server = serve.start_server(keys, workdir / "reference.db", extra_args=extra)
     except embedded.ServerStartError as exc:
         return StResult(None, time.monotonic() - started, problem=f"server: {exc}")
     try:
@@ -398,7 +398,7 @@ def detection(workdir: Path, jobs: int, names: list[str]) -> dict[str, Any]:
     cases = killtable.cases(names, kinds=(killtable.MUTANT,))
     log(f"{len(cases)} mutants: the suite's kill-table cases, {jobs} at a time")
     started = time.monotonic()
-    outcomes = killtable.run_all(cases, workdir / "suite", jobs, CASE_TIMEOUT)
+    outcomes = killtable.run_cases(cases, workdir / "suite", jobs, CASE_TIMEOUT)
     suite_wall = time.monotonic() - started
     log(f"{len(cases)} mutants: st run, {jobs} at a time")
     started = time.monotonic()

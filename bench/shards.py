@@ -88,7 +88,9 @@ def record(workdir: Path) -> Path:
         run_pytest([f"--examples={examples}", f"--report-dir={folder}"], folder / "suite.log",
                    RUN_TIMEOUT)  # fmt: skip
         tests = json.loads((folder / "results.json").read_text())["tests"]
-        depths[str(examples)] = {shards.key(t["nodeid"]): round(t["duration"], 3) for t in tests}
+        depths[str(examples)] = {
+            shards.duration_key(t["nodeid"]): round(t["duration"], 3) for t in tests
+        }
     path = ROOT / "src" / "assistant_conformance" / "suite" / "config" / shards.DURATIONS
     note = "seconds per test on the reference, one process; bench/shards.py --record"
     path.write_text(json.dumps({"about": note, "depths": depths}, indent=0, sort_keys=True) + "\n")

@@ -18,7 +18,7 @@ from safety_support import TOKEN, reference_app
 from assistant_conformance.cli import audit
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
-from assistant_conformance.report.document import schema
+from assistant_conformance.report.document import report_schema
 
 
 def attempt(step: Callable[[], Any]) -> Any:
@@ -78,14 +78,14 @@ def resume_a_new_run(base: str, thread: str, text: dict[str, str], last_id: str)
 def upstream_of(name: str, workdir: Path) -> Any:
     app = reference_app(workdir / name)
     if name in mutants.MUTANTS:
-        return mutants.wrap(app, name)
-    return variants.wrap(app, name) if name != "reference" else app
+        return mutants.with_mutant(app, name)
+    return variants.with_variant(app, name) if name != "reference" else app
 
 
 def audited(hars: list[Path], report: Path, *more: str) -> tuple[int, dict[str, Any]]:
     code = audit.main([*map(str, hars), "--report-dir", str(report), *more])
     document = json.loads((report / "conformance.json").read_text())
-    jsonschema.validate(document, schema())
+    jsonschema.validate(document, report_schema())
     return code, document
 
 

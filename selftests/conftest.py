@@ -38,7 +38,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., embedded.RunningServe
     started: list[embedded.RunningServer] = []
 
     def start(db: Path | None = None, **kwargs: object) -> embedded.RunningServer:
-        server = serve.start([TOKEN_A, TOKEN_B], db or tmp_path / "own.db", **kwargs)  # type: ignore[arg-type]
+        server = serve.start_server([TOKEN_A, TOKEN_B], db or tmp_path / "own.db", **kwargs)  # type: ignore[arg-type]
         started.append(server)
         return server
 

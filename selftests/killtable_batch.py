@@ -15,10 +15,10 @@ REPORT_DIR = Path(__file__).resolve().parents[1] / "reports"  # the checkout's, 
 
 
 @cache
-def outcomes() -> dict[str, killtable.Outcome]:
+def outcomes() -> dict[str, killtable.CaseOutcome]:
     workdir = Path(tempfile.mkdtemp(prefix="killtable-"))
     jobs, started = killtable.default_jobs(), time.monotonic()
-    done = killtable.run_all(killtable.cases(), workdir, jobs)
-    killreport.write(done, REPORT_DIR, time.monotonic() - started, jobs)
-    print(f"\n{killreport.text(done)}\n(table in {REPORT_DIR / 'killtable.md'})")
+    done = killtable.run_cases(killtable.cases(), workdir, jobs)
+    killreport.write_killtable(done, REPORT_DIR, time.monotonic() - started, jobs)
+    print(f"\n{killreport.table_text(done)}\n(table in {REPORT_DIR / 'killtable.md'})")
     return {o.case.name: o for o in done}

@@ -78,11 +78,11 @@ def test_the_list_names_each_operation_once_and_leaves_unsupported_groups_to_the
         {"operation": "POST /api/ai/threads/search", "requirement": "THR-STATUS",
          "reason": "405 to the pre-flight", "how": "pre-flight"},
     ]  # fmt: skip
-    listed = absent.summary(records, {"store"})
+    listed = absent.absent_summary(records, {"store"})
     assert [(r["operation"], r["how"]) for r in listed] == [
         ("POST /api/ai/threads/search", "pre-flight")
     ]
-    every = [r["operation"] for r in absent.summary(records)]  # in the document's order
+    every = [r["operation"] for r in absent.absent_summary(records)]  # in the document's order
     assert every == ["POST /api/ai/threads/search", "POST /api/ai/store/namespaces"]
 
 
@@ -110,7 +110,7 @@ def checked(base_url: str, token: str = TOKEN) -> Target | str:
 def decided(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Target | str]:
     """Each case's decision, made in set-up: outside a test, nothing the doors see is judged."""
     made = tmp_path_factory.mktemp
-    subset = mutants.wrap(reference_app(made("subset")), "thread-search-missing")
+    subset = mutants.with_mutant(reference_app(made("subset")), "thread-search-missing")
     reference = reference_app(made("reference"))
     with serve(reference) as url, serve(subset) as lacking, serve(html_everywhere) as page:
         return {

@@ -126,7 +126,7 @@ RUNS = {
 
 @pytest.mark.parametrize("mutant", RUNS)
 def test_a_runs_own_exchanges_are_audited_to_the_runs_verdicts(mutant: str, tmp_path: Path):
-    server = proof_serve.start(
+    server = proof_serve.start_server(
         [TOKEN, ALT_TOKEN], tmp_path / "m.db", extra_args=["--mutant", mutant]
     )
     report = tmp_path / "run"

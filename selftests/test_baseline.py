@@ -21,7 +21,7 @@ from assistant_conformance.report.verdicts import build
 TODAY = dt.date(2026, 6, 1)
 
 
-def _build(entries: dict[str, baseline.Entry], *tests: TestResult) -> SuiteRun:
+def _build(entries: dict[str, baseline.BaselineEntry], *tests: TestResult) -> SuiteRun:
     return build(load(), list(tests), info={}, capabilities={}, baseline=entries, today=TODAY)
 
 
@@ -33,7 +33,9 @@ def _test(rid: str, verdict: str) -> TestResult:
 
 
 def test_listed_failure_is_known_and_passes_the_gate() -> None:
-    entries = {"THR-STATUS": baseline.Entry("THR-STATUS", "fixed in 2.4", dt.date(2026, 7, 1))}
+    entries = {
+        "THR-STATUS": baseline.BaselineEntry("THR-STATUS", "fixed in 2.4", dt.date(2026, 7, 1))
+    }
     run = _build(entries, _test("THR-STATUS", FAIL))
     assert run.requirements["THR-STATUS"].verdict == "known"
     assert run.requirements["THR-STATUS"].reason == "baseline: fixed in 2.4"
@@ -42,12 +44,14 @@ def test_listed_failure_is_known_and_passes_the_gate() -> None:
 
 
 def test_listed_warning_is_known_too() -> None:
-    run = _build({"AUTH-401": baseline.Entry("AUTH-401", "403")}, _test("AUTH-401", WARN))
+    run = _build({"AUTH-401": baseline.BaselineEntry("AUTH-401", "403")}, _test("AUTH-401", WARN))
     assert run.requirements["AUTH-401"].verdict == "known"
 
 
 def test_entry_that_now_passes_is_stale() -> None:
-    run = _build({"THR-STATUS": baseline.Entry("THR-STATUS", "r")}, _test("THR-STATUS", PASS))
+    run = _build(
+        {"THR-STATUS": baseline.BaselineEntry("THR-STATUS", "r")}, _test("THR-STATUS", PASS)
+    )
     assert run.requirements["THR-STATUS"].verdict == "pass"
     assert run.gate.exit_status == 1
     assert run.gate.problems == [
@@ -56,7 +60,7 @@ def test_entry_that_now_passes_is_stale() -> None:
 
 
 def test_expired_entry_is_stale_and_the_failure_counts() -> None:
-    entries = {"THR-STATUS": baseline.Entry("THR-STATUS", "r", dt.date(2026, 5, 31))}
+    entries = {"THR-STATUS": baseline.BaselineEntry("THR-STATUS", "r", dt.date(2026, 5, 31))}
     run = _build(entries, _test("THR-STATUS", FAIL))
     assert run.requirements["THR-STATUS"].verdict == "fail"
     assert run.baseline[0].status == "stale"
@@ -65,7 +69,7 @@ def test_expired_entry_is_stale_and_the_failure_counts() -> None:
 
 
 def test_entry_not_exercised_changes_nothing() -> None:
-    run = _build({"THR-STATUS": baseline.Entry("THR-STATUS", "r")}, _test("AUTH-401", PASS))
+    run = _build({"THR-STATUS": baseline.BaselineEntry("THR-STATUS", "r")}, _test("AUTH-401", PASS))
     assert run.baseline[0].status == "not exercised"
     assert run.gate.exit_status == 0
 
@@ -84,15 +88,15 @@ def test_malformed_baseline_is_an_option_error(tmp_path: Path, text: str, messag
     path = tmp_path / "baseline.yaml"
     path.write_text(text)
     with pytest.raises(BaselineError, match=message):
-        baseline.load(path, load())
+        baseline.load_baseline(path, load())
 
 
 def test_both_entry_forms_load(tmp_path: Path) -> None:
     path = tmp_path / "baseline.yaml"
     path.write_text("AUTH-401: answers 403\nTHR-STATUS: {reason: r, expires: 2026-03-31}\n")
-    assert baseline.load(path, load()) == {
-        "AUTH-401": baseline.Entry("AUTH-401", "answers 403"),
-        "THR-STATUS": baseline.Entry("THR-STATUS", "r", dt.date(2026, 3, 31)),
+    assert baseline.load_baseline(path, load()) == {
+        "AUTH-401": baseline.BaselineEntry("AUTH-401", "answers 403"),
+        "THR-STATUS": baseline.BaselineEntry("THR-STATUS", "r", dt.date(2026, 3, 31)),
     }
 
 

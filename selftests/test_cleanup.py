@@ -229,7 +229,7 @@ def test_removals_go_deepest_first_several_at_a_time() -> None:
     import threading
     import time
 
-    from assistant_conformance.suite.safety.removal import MAIN, Entry, remove_entries
+    from assistant_conformance.suite.safety.removal import MAIN, Removal, remove_entries
 
     seen: list[tuple[int, float, float]] = []
     lock = threading.Lock()
@@ -244,7 +244,7 @@ def test_removals_go_deepest_first_several_at_a_time() -> None:
     paths = ["/api/ai/conversations/c1", "/api/ai/conversations/c1/messages/m1",
              *(f"/api/ai/conversations/c1/messages/m1/feedbacks/f{n}" for n in range(6)),
              "/api/ai/threads/t1"]  # fmt: skip
-    entries = [Entry(n, MAIN, "DELETE", path) for n, path in enumerate(paths)]
+    entries = [Removal(n, MAIN, "DELETE", path) for n, path in enumerate(paths)]
     with httpx.Client(base_url="http://target", transport=httpx.MockTransport(answer)) as client:
         left = remove_entries(entries, {MAIN: client}, lambda record: None)
     assert left == [] and len(seen) == len(paths)

@@ -86,7 +86,7 @@ def _cases(
     recorded = stack.enter_context(serve(recorders["header"]))
     limited = stack.enter_context(serve(recorders["rate"]))
     throttling = stack.enter_context(
-        serve(variants.wrap(reference_app(workdir / "throttling"), "throttling"))
+        serve(variants.with_variant(reference_app(workdir / "throttling"), "throttling"))
     )
     ca = trustme.CA()
     ca.cert_pem.write_to_path(str(workdir / "ca.pem"))
@@ -96,7 +96,7 @@ def _cases(
     pem = str(workdir / "server.pem")
     tls = stack.enter_context(serve(reference_app(workdir / "tls"), tls=(pem, pem)))
     broken = stack.enter_context(
-        serve(mutants.wrap(reference_app(workdir / "broken"), "create-thread-200"))
+        serve(mutants.with_mutant(reference_app(workdir / "broken"), "create-thread-200"))
     )
     dropping = stack.enter_context(serve(reference_app(workdir / "drops")))
     dropping = stack.enter_context(dropping_proxy(dropping, every=2))
@@ -109,10 +109,10 @@ def _cases(
         return run("lf", broken, "--lf", tests=lf)
 
     spread = stack.enter_context(
-        serve(mutants.wrap(reference_app(workdir / "spread"), "kb-permission-any-string"))
+        serve(mutants.with_mutant(reference_app(workdir / "spread"), "kb-permission-any-string"))
     )
     alone = stack.enter_context(
-        serve(mutants.wrap(reference_app(workdir / "alone"), "kb-permission-any-string"))
+        serve(mutants.with_mutant(reference_app(workdir / "alone"), "kb-permission-any-string"))
     )
     cases = {
         "alone": lambda: run("alone", alone, "--concurrency=1", tests=SPREAD),

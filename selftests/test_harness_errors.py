@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference.errors import error_response
-from assistant_conformance.report.document import schema
+from assistant_conformance.report.document import report_schema
 
 FEW_TESTS = ("tests/test_assistants.py",)
 MANY_TESTS = ("tests/test_conversations.py", "tests/test_threads.py", "tests/test_runs.py")
@@ -95,10 +95,10 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
     )
     hostile_app = reference_app(workdir / "hostile")
     for name in HOSTILE_MUTANTS:
-        hostile_app = mutants.wrap(hostile_app, name)
+        hostile_app = mutants.with_mutant(hostile_app, name)
     hostile = stack.enter_context(serve(hostile_app))
     complete = stack.enter_context(serve(reference_app(workdir / "complete")))
-    subset_app = mutants.wrap(reference_app(workdir / "subset"), "thread-search-missing")
+    subset_app = mutants.with_mutant(reference_app(workdir / "subset"), "thread-search-missing")
     subset = stack.enter_context(serve(subset_app))
     everything_but_preflight = r"(?!POST /api/ai/threads/search$).*"
     hang_all = stack.enter_context(
@@ -177,7 +177,9 @@ def test_a_target_that_lacks_an_operation_is_run_and_reported(runs: dict[str, Do
     assert run.returncode == 1, run.output
     assert "harness error" not in run.output
     doc = run.document()
-    jsonschema.validate(doc["absent_operations"], schema()["properties"]["absent_operations"])
+    jsonschema.validate(
+        doc["absent_operations"], report_schema()["properties"]["absent_operations"]
+    )
     (lacking,) = doc["absent_operations"]
     assert lacking["operation"] == "POST /api/ai/threads/search" and lacking["how"] == "pre-flight"
     verdicts = run.verdicts()

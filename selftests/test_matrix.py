@@ -21,7 +21,7 @@ from safety_support import ALT_TOKEN, ROOT, TOKEN, reference_app, serve
 
 from assistant_conformance.contract.catalogue import load as load_catalogue
 from assistant_conformance.matrix import grid
-from assistant_conformance.matrix.targets import PlanError, load, parse
+from assistant_conformance.matrix.targets import PlanError, load_plan, parse_plan
 
 pytestmark = pytest.mark.xdist_group("matrix")
 
@@ -56,7 +56,7 @@ REVIEWED = re.compile(r"^\| ([A-Z0-9-]+) \| (?:MUST|SHOULD) \| (\w+) \|", re.M)
 def test_a_bad_target_is_refused_in_one_line(change: dict[str, Any], said: str) -> None:
     entry = {"name": "one", "kind": "reference", **change}
     with pytest.raises(PlanError) as refused:
-        parse({"targets": [entry]})
+        parse_plan({"targets": [entry]})
     assert said in str(refused.value) and "\n" not in str(refused.value)
     assert "s3cret-token" not in str(refused.value)
 
@@ -64,13 +64,13 @@ def test_a_bad_target_is_refused_in_one_line(change: dict[str, Any], said: str) 
 def test_names_must_differ_and_requirements_exist() -> None:
     twice = [{"name": "a", "kind": "reference"}] * 2
     with pytest.raises(PlanError, match="must differ: a"):
-        parse({"targets": twice})
+        parse_plan({"targets": twice})
     with pytest.raises(PlanError, match="not in the catalogue: NOPE-1"):
-        parse({"requirements": ["NOPE-1"], "targets": twice[:1]})
+        parse_plan({"requirements": ["NOPE-1"], "targets": twice[:1]})
 
 
 def test_the_example_file_is_the_readme_grid() -> None:
-    plan = load(ROOT / "examples" / "matrix.yaml")
+    plan = load_plan(ROOT / "examples" / "matrix.yaml")
     assert [(t.name, t.kind) for t in plan.targets] == [
         ("reference", "reference"), ("no-validation", "variant"), ("langgraph", "langgraph")
     ]  # fmt: skip
@@ -123,7 +123,7 @@ def test_the_json_meets_its_schema_and_each_cell_is_the_targets_own_report(small
     out, _ = small
     matrix = matrix_of(out)
     checker = jsonschema.Draft202012Validator(
-        grid.schema(), format_checker=jsonschema.FormatChecker()
+        grid.matrix_schema(), format_checker=jsonschema.FormatChecker()
     )
     assert list(checker.iter_errors(matrix)) == []
     for target in (t for t in matrix["targets"] if t["report"]):

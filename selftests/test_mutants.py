@@ -33,7 +33,7 @@ def test_mutant_docstring_names_the_requirement_it_breaks(name: str) -> None:
     cls, expected = MUTANTS[name]
     catalogue = load()
     assert expected and all(rid in catalogue.requirements for rid in expected)
-    assert killtable.summary(cls).startswith(expected[0]), killtable.summary(cls)
+    assert killtable.first_paragraph(cls).startswith(expected[0]), killtable.first_paragraph(cls)
 
 
 def test_every_requirement_has_a_mutant() -> None:

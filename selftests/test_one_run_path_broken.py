@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from safety_support import ALT_TOKEN, TOKEN, reference_app, run_suite, serve
 
-from assistant_conformance.proof.mutants import wrap
+from assistant_conformance.proof.mutants import with_mutant
 
 RUN_MODULES = ("tests/test_runs.py", "tests/test_streams.py")
 BROKEN = {"RUN-STATUS": "fail", "ROBUST-NO-5XX": "warn"}
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.xdist_group("one-run-path")
 def test_wait_broken_alone_fails_wait_and_judges_every_other_run_requirement(
     tmp_path: Path,
 ) -> None:
-    app = wrap(reference_app(tmp_path), "wait-500-after-run")
+    app = with_mutant(reference_app(tmp_path), "wait-500-after-run")
     with serve(app) as url:
         done = run_suite(
             tmp_path / "reports", *RUN_MODULES, f"--base-url={url}", f"--token={TOKEN}",

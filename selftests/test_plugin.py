@@ -157,7 +157,9 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
                 if breaking
                 else contextlib.nullcontext()
             ):
-                raise observe.AnswerFault(observe.CUT, "closed", door.evidence(request, None, {}))
+                raise observe.AnswerFault(
+                    observe.CUT, "closed", door.request_evidence(request, None, {})
+                )
         except observe.AnswerFault as fault:
             assert door_charges.charge_fault(fault) == charged
     assert [f.requirement for f in record.findings] == [charged]

@@ -34,7 +34,7 @@ from assistant_conformance.audit.recorder import DEADLINE
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
-from assistant_conformance.report.document import schema
+from assistant_conformance.report.document import report_schema
 from assistant_conformance.suite.http import trail
 
 pytestmark = pytest.mark.xdist_group("proxy")
@@ -143,7 +143,7 @@ def test_the_command_records_until_a_signal_then_writes_its_reports(
     assert process.returncode == 0, err
     assert "2 exchanges in 1 file(s): 2 judged" in out
     document = json.loads((report / "conformance.json").read_text())
-    jsonschema.validate(document, schema())
+    jsonschema.validate(document, report_schema())
     assert document["invocation"] == "assistant-conformance proxy"
     assert verdicts(document)["AUTH-MISSING-REJECTED"] == "pass"
     assert {p.name for p in report.iterdir()} >= {HAR_FILE, "conformance.json", "junit.xml"}

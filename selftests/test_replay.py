@@ -114,7 +114,7 @@ def mutant_run(
     mutant: str, selection: list[str], tokens: list[str], tmp_path: Path
 ) -> Iterator[tuple[Path, str]]:
     """The report folder of a run of `selection` against `mutant`, and the mutant, still served."""
-    server = serve.start(tokens, tmp_path / "mutant.db", extra_args=["--mutant", mutant])
+    server = serve.start_server(tokens, tmp_path / "mutant.db", extra_args=["--mutant", mutant])
     report = tmp_path / "report"
     try:
         args = ["run", f"--base-url={server.base_url}", f"--report-dir={report}", *SHORT, "--"]
@@ -130,7 +130,7 @@ def mutant_run(
 def test_every_finding_replays_against_its_mutant_and_the_reference(
     mutant, tokens, reference, tmp_path
 ):
-    server = serve.start(tokens, tmp_path / "mutant.db", extra_args=["--mutant", mutant])
+    server = serve.start_server(tokens, tmp_path / "mutant.db", extra_args=["--mutant", mutant])
     try:
         report = tmp_path / "report"
         args = ["run", f"--base-url={server.base_url}", f"--report-dir={report}", *SHORT, "--"]

@@ -17,7 +17,7 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import model, verdicts
-from assistant_conformance.report.document import schema
+from assistant_conformance.report.document import report_schema
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.run import capabilities
 
@@ -89,9 +89,9 @@ def test_json_validates_against_the_shipped_schema(
     run_name: str, request: pytest.FixtureRequest
 ) -> None:
     run: Run = request.getfixturevalue(run_name)
-    jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker()).validate(
-        run.document()
-    )
+    jsonschema.Draft202012Validator(
+        report_schema(), format_checker=jsonschema.FormatChecker()
+    ).validate(run.document())
 
 
 def test_json_identifies_the_run_and_carries_evidence(
@@ -197,7 +197,7 @@ def _probe_against(missing_prefixes: tuple[str, ...]) -> dict:
         return httpx.Response(404 if missing else 400)
 
     with httpx.Client(base_url="http://target", transport=httpx.MockTransport(answer)) as client:
-        return capabilities.probe(client, skip=("chatkit",))
+        return capabilities.probe_groups(client, skip=("chatkit",))
 
 
 def test_group_whose_entry_operations_all_answer_404_is_detected_unsupported() -> None:

@@ -81,7 +81,7 @@ def test_1_the_deferral_makes_the_same_cases_when_the_test_runs(unpatched) -> No
     eager = explicit(built_test())
     compat.install(HTTPAdapter())
     test = built_test()
-    assert explicit(test) == 0 and compat.operation_of(test) is not None
+    assert explicit(test) == 0 and compat.api_operation_of(test) is not None
     compat.ensure_coverage(test)
     compat.ensure_coverage(test)  # once
     assert explicit(test) == eager

@@ -54,7 +54,7 @@ def outcome(folder: Path) -> tuple[dict[str, str], set[str], int]:
 @pytest.mark.parametrize("target", TARGETS)
 def test_three_shards_merged_equal_the_whole_run(target, tokens, tmp_path):
     served = ["--mutant", target] if target != "reference" else []
-    server = serve.start(tokens, tmp_path / "target.db", extra_args=served)
+    server = serve.start_server(tokens, tmp_path / "target.db", extra_args=served)
     try:
         common = [f"--base-url={server.base_url}", *SHORT]
         whole = suite("run", *common, f"--report-dir={tmp_path / 'whole'}", "--",

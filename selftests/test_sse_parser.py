@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from assistant_conformance.suite.http.sse import SseDecoder, iter_lines, parse, read_stream
+from assistant_conformance.suite.http.sse import SseDecoder, iter_lines, parse_events, read_stream
 
 STREAM = 'event: values\ndata: {"a": 1}\nid: 1\n\nevent: end\ndata: null\nid: 2\n\n'
 
@@ -40,21 +40,21 @@ def test_crlf_straddling_two_chunks_is_one_line_end():
 
 def test_comment_lines_are_ignored():
     text = ": keep-alive\n\n:another\ndata: x\n: inside\n\n"
-    assert [(e.event, e.data) for e in parse(text)] == [("message", "x")]
+    assert [(e.event, e.data) for e in parse_events(text)] == [("message", "x")]
 
 
 def test_retry_is_kept_and_a_non_digit_retry_ignored():
-    events = parse("retry: 1500\ndata: a\n\nretry: soon\ndata: b\n\n")
+    events = parse_events("retry: 1500\ndata: a\n\nretry: soon\ndata: b\n\n")
     assert [e.retry for e in events] == [1500, 1500]
 
 
 def test_multi_line_data_is_joined_with_newlines():
-    events = parse("data: first\ndata:second\ndata\ndata:  indented\n\n")
+    events = parse_events("data: first\ndata:second\ndata\ndata:  indented\n\n")
     assert events[0].data == "first\nsecond\n\n indented"
 
 
 def test_an_event_without_id_keeps_the_last_id():
-    events = parse("id: abc-1\ndata: a\n\ndata: b\n\nid: abc-2\ndata: c\n\n")
+    events = parse_events("id: abc-1\ndata: a\n\ndata: b\n\nid: abc-2\ndata: c\n\n")
     assert [(e.data, e.id, e.own_id) for e in events] == [
         ("a", "abc-1", True),
         ("b", "abc-1", False),
@@ -63,7 +63,7 @@ def test_an_event_without_id_keeps_the_last_id():
 
 
 def test_an_id_after_event_and_data_belongs_to_that_event():
-    events = parse("event: messages\ndata: x\nid: 1707712345678-0\n\n")
+    events = parse_events("event: messages\ndata: x\nid: 1707712345678-0\n\n")
     assert (events[0].event, events[0].id, events[0].own_id) == (
         "messages",
         "1707712345678-0",
@@ -72,27 +72,27 @@ def test_an_id_after_event_and_data_belongs_to_that_event():
 
 
 def test_an_empty_id_resets_and_an_id_with_nul_is_ignored():
-    events = parse("id: 7\ndata: a\n\nid\ndata: b\n\nid: 8\x009\ndata: c\n\n")
+    events = parse_events("id: 7\ndata: a\n\nid\ndata: b\n\nid: 8\x009\ndata: c\n\n")
     assert [e.id for e in events] == ["7", "", ""]
 
 
 def test_a_leading_bom_is_stripped_once():
-    events = parse("\ufeffdata: a\n\n")
+    events = parse_events("\ufeffdata: a\n\n")
     assert [e.data for e in events] == ["a"]
 
 
 def test_an_unterminated_last_event_is_discarded():
-    assert [e.data for e in parse("data: a\n\ndata: b\n")] == ["a"]
-    assert [e.data for e in parse("data: a\n\ndata: b")] == ["a"]
+    assert [e.data for e in parse_events("data: a\n\ndata: b\n")] == ["a"]
+    assert [e.data for e in parse_events("data: a\n\ndata: b")] == ["a"]
 
 
 def test_extra_blank_lines_dispatch_nothing():
-    events = parse("\n\n\nid: 1\ndata: a\n\n\n\n\ndata: b\n\n\n")
+    events = parse_events("\n\n\nid: 1\ndata: a\n\n\n\n\ndata: b\n\n\n")
     assert [(e.data, e.id) for e in events] == [("a", "1"), ("b", "1")]
 
 
 def test_an_event_without_data_dispatches_nothing_and_resets_its_name():
-    events = parse("event: ping\n\ndata: a\n\n")
+    events = parse_events("event: ping\n\ndata: a\n\n")
     assert [(e.event, e.data) for e in events] == [("message", "a")]
 
 

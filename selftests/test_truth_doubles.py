@@ -68,7 +68,9 @@ def streamed(
     """The answer of a stream read to its end, and its events."""
     with client.stream(method, url, **kwargs) as response:
         text = response.read().decode()
-    return response, sse.parse(text) if "event-stream" in response.headers["content-type"] else []
+    return response, sse.parse_events(text) if "event-stream" in response.headers[
+        "content-type"
+    ] else []
 
 
 def run_in(response: httpx.Response) -> str:

@@ -24,8 +24,8 @@ def test_sse_dialect_spells_the_same_event_differently() -> None:
     spelled = SseDialect(app=None).frame(FRAME)  # type: ignore[arg-type]
     assert b"\r\n" in spelled and b"\n\n" not in spelled.replace(b"\r\n", b"")
     assert spelled.index(b"id:") > spelled.index(b"event:") and b"retry:" in spelled
-    [event] = sse.parse(spelled.decode())
-    [original] = sse.parse(FRAME.decode())
+    [event] = sse.parse_events(spelled.decode())
+    [original] = sse.parse_events(FRAME.decode())
     assert (event.event, event.data, event.id) == (original.event, original.data, original.id)
 
 

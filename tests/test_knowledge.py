@@ -17,10 +17,10 @@ from assistant_conformance.suite.flows import (
     is_client_error,
     is_success,
     json_of,
-    mismatches,
 )
 from assistant_conformance.suite.flows import knowledge as kb
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
+from assistant_conformance.suite.judging.checks import mismatches
 from assistant_conformance.suite.safety.ledger import Ledger
 
 
@@ -64,7 +64,7 @@ def test_processed_documents_reach_a_terminal_status(
     findings.judge(
         "KB-PROCESS-COMPLETES",
         {"kind": "documents-terminal", "entry": findings.index(response), "ids": chosen},
-        f"every processed document {sorted(kb.TERMINAL)} within {timeout:g} s",
+        f"every processed document {sorted(checks.TERMINAL_DOCUMENT)} within {timeout:g} s",
         response,
     )
     # Two of three documents asked for: a server answering every document of the KB fails here.

@@ -26,7 +26,7 @@ schema = loaded()  # seeded from --seed and as deep as --examples (property/gene
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Per operation (schemathesis builds one test each): its requirements and keyword."""
-    operation = compat.operation_of(metafunc.function)
+    operation = compat.api_operation_of(metafunc.function)
     if operation is None:
         return
     op = by_label()[operation.label]

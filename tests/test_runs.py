@@ -6,7 +6,7 @@ import pytest
 
 from assistant_conformance.suite.flows import runs as flow
 from assistant_conformance.suite.http.sse import LiveStream
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 
 CANCEL_WORDS = 200  # about 4 s on the reference (20 ms a token): long enough to cancel mid-run
 WAIT_WORDS = 20  # a GET right after an early answer would still see the run running
@@ -34,7 +34,7 @@ def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger,
     flow.check_stream(live, 201)
     run_id = flow.find_run_id(api, thread_id, live.events, live.response_headers)
     before = api.get(flow.runs_url(thread_id, run_id))
-    if flow.run_status(before) in flow.TERMINAL:
+    if flow.run_status(before) in checks.TERMINAL_RUN:
         raise findings.Blocked(
             f"not judged: the run ended ({flow.run_status(before)}) after {len(live.events)} "
             f"events, before it could be cancelled: name an agent whose runs last while it "
@@ -57,7 +57,7 @@ def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger,
     )
     after = flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     status = flow.run_status(after)
-    cancelled = sorted(flow.TERMINAL - {"success"})
+    cancelled = sorted(set(checks.TERMINAL_RUN) - {"success"})
     findings.judge(
         "RUN-CANCEL",
         {"kind": "field", "entry": findings.index(after), "key": "status", "in": cancelled},
@@ -94,7 +94,7 @@ def test_wait_answers_only_after_the_run_is_terminal(api, agent, ledger, suite_s
         run = api.get(flow.runs_url(thread_id, run_id))
         findings.expect(
             "RUN-WAIT-COMPLETES",
-            flow.run_status(run) in flow.TERMINAL,
+            flow.run_status(run) in checks.TERMINAL_RUN,
             "a terminal status right after wait answered",
             flow.run_status(run),
             run,
@@ -102,11 +102,11 @@ def test_wait_answers_only_after_the_run_is_terminal(api, agent, ledger, suite_s
         return
     # No Content-Location: every run of the thread (there is only this one) must be terminal.
     listed = api.get(flow.runs_url(thread_id), params={"limit": 10, "offset": 0})
-    runs = flow.list_of(flow.json_of(listed)) or []
+    runs = checks.list_of(flow.json_of(listed)) or []
     statuses = [r.get("status") for r in runs if isinstance(r, dict)]
     findings.expect(
         "RUN-WAIT-COMPLETES",
-        bool(statuses) and all(s in flow.TERMINAL for s in statuses),
+        bool(statuses) and all(s in checks.TERMINAL_RUN for s in statuses),
         "the thread's run listed with a terminal status right after wait answered",
         statuses,
         listed,
@@ -167,7 +167,7 @@ def test_run_list_pages_by_limit_and_offset(api, agent, ledger):
 def page(api, thread_id: str, limit: int, offset: int) -> list[str]:
     response = api.get(flow.runs_url(thread_id), params={"limit": limit, "offset": offset})
     findings.expect_status("RUN-STATUS", response, 200)
-    runs = flow.list_of(flow.json_of(response))
+    runs = checks.list_of(flow.json_of(response))
     findings.require("RUN-LIST-PAGING", runs is not None, "a list of runs", response, response)
     return [r.get("run_id") for r in runs or [] if isinstance(r, dict)]
 

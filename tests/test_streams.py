@@ -103,7 +103,7 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
         "RUN-STREAM-EVENT-IDS",
         bool(last_id),
         "an id on the last event received before the drop",
-        flow.shown(seen),
+        checks.shown(seen),
         first.exchange,
     )
     joined = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": last_id})
@@ -132,7 +132,7 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
     )
     if replay_ok:  # the replay is the truth the resumed part is measured against
         expected = [{"entry": findings.index(full.entry), "from": len(seen)}]
-        truth = f"exactly the events after {last_id!r}: {flow.shown(full.events[len(seen) :])}"
+        truth = f"exactly the events after {last_id!r}: {checks.shown(full.events[len(seen) :])}"
         truth += f" ({where})"
     else:  # no replay: one join from the first event received sends the same, after it
         start = next(i for i, e in enumerate(seen) if e.own_id and e.id)
@@ -142,7 +142,7 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
         got = [{**received, "from": start + 1}, *got]
         truth = (
             f"after {since_id!r}, the events received then those of the join, as one join "
-            f"from {since_id!r} sends them: {flow.shown(since.events)} ({where}; no replay)"
+            f"from {since_id!r} sends them: {checks.shown(since.events)} ({where}; no replay)"
         )
     findings.judge(
         "RUN-JOIN-RESUME",
@@ -158,8 +158,8 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
     ok = findings.expect(
         "RUN-JOIN-REPLAY",
         flow.keys(full.events[: len(seen)]) == flow.keys(seen),
-        f"the replay starts with the events first streamed: {flow.shown(seen)}",
-        flow.shown(full.events[: len(seen) + 2]),
+        f"the replay starts with the events first streamed: {checks.shown(seen)}",
+        checks.shown(full.events[: len(seen) + 2]),
         full.exchange,
     )
     findings.expect(  # a replay that does not end: the end's requirement, not the replay's
@@ -173,15 +173,15 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
         "RUN-JOIN-REPLAY",
         len(set(ids)) == len(ids),
         "a replay that sends each event once",
-        f"ids {flow.shown(full.events)}",
+        f"ids {checks.shown(full.events)}",
         full.exchange,
     )
     if joined:
         ok &= findings.expect(
             "RUN-JOIN-REPLAY",
-            bool(full.events) and flow.key(full.events[-1]) == flow.key(joined[-1]),
-            f"the replay ends with the run's last event {flow.shown(joined[-1:])}",
-            flow.shown(full.events[-3:]),
+            bool(full.events) and checks.event_key(full.events[-1]) == checks.event_key(joined[-1]),
+            f"the replay ends with the run's last event {checks.shown(joined[-1:])}",
+            checks.shown(full.events[-3:]),
             full.exchange,
         )
     return ok
@@ -211,7 +211,7 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
         "RUN-STREAM-EVENT-IDS",
         bool(last_id),
         "an id on the last event received",
-        flow.shown(first.events),
+        checks.shown(first.events),
         first.exchange,
     )
     flow.wait_terminal(api, thread_id, first_run, suite_settings.process_timeout)
@@ -236,7 +236,7 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
         and bool(full.events)
         and set(flow.keys(resumed.events)) <= set(flow.keys(full.events)),
         "the replay of the new run holds every event its POST stream sent",
-        flow.shown(full.events),
+        checks.shown(full.events),
         full.exchange,
     )
     where = f"last-event-id {last_id!r} (seed {suite_settings.seed})"
@@ -256,8 +256,8 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
     findings.expect(
         "RUN-STREAM-RESUME",
         flow.keys(resumed.events) == flow.keys(joined.events),
-        f"the events a join of the new run with {where} sends: {flow.shown(joined.events)}",
-        flow.shown(resumed.events),
+        f"the events a join of the new run with {where} sends: {checks.shown(joined.events)}",
+        checks.shown(resumed.events),
         resumed.exchange,
     )
 
@@ -273,8 +273,8 @@ def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, 
         findings.expect(
             "RUN-STREAM-RESUME",
             flow.keys(got) == flow.keys(expected),
-            f"only the events after {where}: {flow.shown(expected)}",
-            flow.shown(resumed.events),
+            f"only the events after {where}: {checks.shown(expected)}",
+            checks.shown(resumed.events),
             resumed.exchange,
         )
         return
@@ -283,6 +283,6 @@ def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, 
         "RUN-STREAM-RESUME",
         bool(got) and flow.keys(got) == flow.keys(tail),
         f"an unbroken tail of the new run's events ({where} is none of its ids)",
-        flow.shown(resumed.events),
+        checks.shown(resumed.events),
         resumed.exchange,
     )

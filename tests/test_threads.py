@@ -14,19 +14,20 @@ from typing import Any
 import pytest
 
 from assistant_conformance.contract.openapi import operations
-from assistant_conformance.suite.flows import json_of, mismatches, send
+from assistant_conformance.suite.flows import json_of, send
 from assistant_conformance.suite.flows import runs as flow
 from assistant_conformance.suite.flows.auth import track_created
 from assistant_conformance.suite.flows.threads import (
+    carries_marker,
     differences,
-    holds,
     read_values,
     state_values,
     thread_path,
     write_state,
 )
 from assistant_conformance.suite.http.absent import unimplemented
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
+from assistant_conformance.suite.judging.checks import mismatches
 
 
 def refused(step: Callable[[], object]) -> str | None:
@@ -42,7 +43,7 @@ def refused(step: Callable[[], object]) -> str | None:
 def history(api, thread_id: str) -> list[Any]:
     response = api.post(thread_path(thread_id, "/history"), json={"limit": 100})
     findings.require_success("THR-STATUS", response, 201)
-    entries = flow.list_of(json_of(response))
+    entries = checks.list_of(json_of(response))
     findings.require(
         "THR-HISTORY-ORDERED", entries is not None, "a list of states", response, response
     )
@@ -125,7 +126,7 @@ def test_history_grows_with_each_write_newest_first(api, agent, ledger):
 def _latest(entry: Any, markers: list[str]) -> int | None:
     """Which write (1-based) is the newest whose marker a history entry's values hold."""
     values = entry.get("values") if isinstance(entry, dict) else None
-    held = [i + 1 for i, marker in enumerate(markers) if holds(values, marker)]
+    held = [i + 1 for i, marker in enumerate(markers) if carries_marker(values, marker)]
     return max(held) if held else None
 
 
@@ -164,7 +165,7 @@ def test_search_by_metadata_finds_exactly_the_matching_threads(api, ledger):
         f"{flow.THREADS}/search", json={"metadata": query, "limit": 100, "offset": 0}
     )
     findings.require_success("THR-STATUS", response, 200)
-    found = flow.list_of(json_of(response))
+    found = checks.list_of(json_of(response))
     findings.require(
         "THR-SEARCH-METADATA", found is not None, "a list of threads", response, response
     )

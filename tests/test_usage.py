@@ -14,7 +14,7 @@ import pytest
 from assistant_conformance.suite.flows import is_client_error, json_of
 from assistant_conformance.suite.flows import runs as flow
 from assistant_conformance.suite.flows.control import finished_run
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 
 FORMATS = ("%Y-%m-%dT%H:00:00Z", "%Y-%m-%d %H")  # ISO 8601, then the deployed hour format
 
@@ -55,7 +55,7 @@ def test_usage_over_a_finished_run_answers_token_rows(api, agent, ledger, suite_
     thread_id = thread_with_a_finished_run(api, agent, ledger, suite_settings)
     response, params = read_usage(api, thread_id)
     findings.require_success("USAGE-STATUS", response, 200)
-    rows = flow.list_of(json_of(response))
+    rows = checks.list_of(json_of(response))
     counted = [
         r
         for r in rows or []

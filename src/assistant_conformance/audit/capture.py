@@ -28,7 +28,7 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite.evidence import places
 from assistant_conformance.suite.http import trail
 
-NONE, INVALID, BEARER = "none", "invalid", "bearer"
+NO_CREDENTIAL, INVALID_CREDENTIAL, BEARER_CREDENTIAL = "none", "invalid", "bearer"
 # The suite's own `_credential` kinds (suite/evidence/har.py): the run's tokens, and those made up
 # to be refused (an unknown token, Basic, an empty bearer).
 RUN_TOKENS = frozenset({"main", "alt"})
@@ -90,7 +90,9 @@ class Capture:
 
     def valid_credential(self, index: int) -> bool:
         """A bearer credential the server did not refuse before this request."""
-        return self.credentials[index].kind == BEARER and self.refused_before(index) is None
+        return (
+            self.credentials[index].kind == BEARER_CREDENTIAL and self.refused_before(index) is None
+        )
 
 
 def credential_of(headers: dict[str, str], declared: str | None = None) -> Credential:
@@ -100,25 +102,25 @@ def credential_of(headers: dict[str, str], declared: str | None = None) -> Crede
         return made
     sent = {k.lower(): v for k, v in headers.items()}.get("authorization")
     if sent is None:
-        return Credential(NONE, None, "no Authorization header")
+        return Credential(NO_CREDENTIAL, None, "no Authorization header")
     if sent.strip() == redact.MASK:  # a file redacted as the suite writes them: whose, unknown
-        return Credential(BEARER, None, "a bearer credential (redacted in the file)")
+        return Credential(BEARER_CREDENTIAL, None, "a bearer credential (redacted in the file)")
     scheme, _, value = sent.strip().partition(" ")
     if scheme.lower() != "bearer":
-        return Credential(INVALID, None, f"a {scheme or 'bare'} credential, not Bearer")
+        return Credential(INVALID_CREDENTIAL, None, f"a {scheme or 'bare'} credential, not Bearer")
     if not value.strip():
-        return Credential(INVALID, None, "an empty bearer credential")
+        return Credential(INVALID_CREDENTIAL, None, "an empty bearer credential")
     redact.register(value.strip())
-    return Credential(BEARER, value.strip(), "a bearer token")
+    return Credential(BEARER_CREDENTIAL, value.strip(), "a bearer token")
 
 
 def _declared(word: str) -> Credential | None:
-    if word == NONE:
-        return Credential(NONE, None, "no Authorization header")
+    if word == NO_CREDENTIAL:
+        return Credential(NO_CREDENTIAL, None, "no Authorization header")
     if word in RUN_TOKENS or word.startswith("credential-"):
-        return Credential(BEARER, word, f"bearer token {word}")
-    if word in MADE_UP or word.startswith(INVALID):
-        return Credential(INVALID, None, f"a credential made to be refused ({word})")
+        return Credential(BEARER_CREDENTIAL, word, f"bearer token {word}")
+    if word in MADE_UP or word.startswith(INVALID_CREDENTIAL):
+        return Credential(INVALID_CREDENTIAL, None, f"a credential made to be refused ({word})")
     return None  # `secret` and the like: the header, if the file kept it, says more
 
 
@@ -131,7 +133,7 @@ def har_schema() -> dict[str, Any]:
     return json.loads(text.read_text(encoding="utf-8"))
 
 
-def load(path: Path) -> Capture:
+def load_har(path: Path) -> Capture:
     """A HAR file's exchanges; NotAHar (one line) for what cannot be read as HAR 1.2."""
     try:
         text = path.read_bytes().decode("utf-8").removeprefix("\ufeff")

@@ -19,11 +19,12 @@
 
 from __future__ import annotations
 
-from assistant_conformance.audit.capture import BEARER, NONE, Capture
+from assistant_conformance.audit.capture import BEARER_CREDENTIAL, NO_CREDENTIAL, Capture
 from assistant_conformance.audit.judge import Judgement
-from assistant_conformance.audit.operations import has_shape, header, last_event_id
+from assistant_conformance.audit.operations import has_shape, header_value, last_event_id
 from assistant_conformance.contract.openapi import Operation
 from assistant_conformance.suite.http import sse, strictjson
+from assistant_conformance.suite.http.absent import NOT_SERVED
 from assistant_conformance.suite.http.observe import JSON_UNDECLARED, NOT_CHALLENGED
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.charges import (
@@ -38,7 +39,6 @@ from assistant_conformance.suite.judging.door_charges import CROSS_CUTTING, STRI
 
 NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
 NOT_5XX = {"kind": "status-class", "classes": [1, 2, 3, 4]}
-NOT_THERE = (405, 501)  # the operation is not implemented: nothing to refuse (suite/http/absent.py)
 LAST_EVENT_ID_NOT_CREDENTIAL = "AUTH-LAST-EVENT-ID-NOT-CREDENTIAL"
 EVENT_IDS, STREAM_ENDS = "RUN-STREAM-EVENT-IDS", "RUN-STREAM-ENDS"
 SERVER_KEPT_OPEN = (sse.OPEN_AFTER_END, sse.OPEN_AFTER_RUN)  # cuts that are the server's doing
@@ -63,18 +63,18 @@ def judged(capture: Capture, index: int, op: Operation | None) -> list[Judgement
 
 def bearer_rule(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     entry, credential = capture.entries[index], capture.credentials[index]
-    refused = capture.refused_before(index) if credential.kind == BEARER else None
-    if (credential.kind == BEARER and refused is None) or entry.status in NOT_THERE:
+    refused = capture.refused_before(index) if credential.kind == BEARER_CREDENTIAL else None
+    if (credential.kind == BEARER_CREDENTIAL and refused is None) or entry.status in NOT_SERVED:
         return []
     what = credential.what if refused is None else f"a token refused (401) at entry {refused}"
-    requirement = MISSING if credential.kind == NONE else INVALID
+    requirement = MISSING if credential.kind == NO_CREDENTIAL else INVALID
     found = [Judgement(requirement, {**NOT_2XX, "entry": index},
                        f"not a 2xx: the request carries {what}", index, op.label)]  # fmt: skip
     if not 200 <= (entry.status or 0) < 300:
         check = {"kind": "status", "entry": index, "statuses": [401]}
         expected = f"HTTP 401: the request carries {what}"
         found.append(Judgement(AUTH_401, check, expected, index, op.label))
-    if credential.kind == NONE and op.streaming and last_event_id(entry):
+    if credential.kind == NO_CREDENTIAL and op.streaming and last_event_id(entry):
         expected = "not a 2xx: last-event-id is no credential"
         check = {**NOT_2XX, "entry": index}
         found.append(Judgement(LAST_EVENT_ID_NOT_CREDENTIAL, check, expected, index, op.label))
@@ -123,7 +123,7 @@ def bodies(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     code, found = entry.status or 0, []
     if not capture.whole[index]:
         return []  # what was not kept is not judged
-    declared_json = strictjson.is_json(header(entry.response_headers, "content-type"))
+    declared_json = strictjson.is_json(header_value(entry.response_headers, "content-type"))
     if entry.stream is not None or (declared_json and entry.response_body):
         found.append(Judgement(SHAPE, {"kind": "strict-json", "entry": index}, STRICT_JSON,
                                index, op.label))  # fmt: skip

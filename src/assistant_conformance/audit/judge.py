@@ -53,14 +53,14 @@ _OWN: dict[str, Callable[[checks.Check, Sequence[trail.Entry]], checks.Verdict]]
 }
 
 
-def evaluate(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
+def judge_check(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
     own = _OWN.get(check["kind"])
     return own(check, entries) if own else checks.evaluate(check, entries)
 
 
 def finding(judgement: Judgement, capture: Capture) -> Finding:
     """The judgement evaluated on the capture's exchanges."""
-    held, seen = evaluate(judgement.check, capture.entries)
+    held, seen = judge_check(judgement.check, capture.entries)
     level = load()[judgement.requirement].level
     verdict = PASS if held else (FAIL if level == "MUST" else WARN)
     where = f"{capture.name}, entry {judgement.entry}"
@@ -68,21 +68,21 @@ def finding(judgement: Judgement, capture: Capture) -> Finding:
     found.operation = judgement.operation
     if not held:
         found.actual = f"{describe(seen)} ({where})"
-        found.evidence = {**evidence(capture.entries[judgement.entry]).as_dict(),
+        found.evidence = {**exchange_evidence(capture.entries[judgement.entry]).as_dict(),
                           "har": capture.name, "entry": judgement.entry}  # fmt: skip
         key = f"{judgement.requirement}|{capture.name}|{judgement.entry}|{judgement.check['kind']}"
         found.id = f"{judgement.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
     return found
 
 
-def evidence(entry: trail.Entry) -> Exchange:
+def exchange_evidence(entry: trail.Entry) -> Exchange:
     """What was sent, and the start of what came back (redacted where it is shown)."""
     text = bytes(entry.response_body[:EXCERPT]).decode("utf-8", "replace")
     return Exchange(entry.method, entry.url, dict(entry.request_headers), entry.request_body,
                     entry.status, dict(entry.response_headers), text)  # fmt: skip
 
 
-def line(found: Finding) -> str:
+def finding_line(found: Finding) -> str:
     """One line for a finding as it is seen: verdict, requirement, operation, expected, actual."""
     level = load()[found.requirement].level
     return (

@@ -56,12 +56,12 @@ def path_values(entry: trail.Entry, op: Operation, base_path: str | None = None)
     return [found[1][name] for name in op.path_params] if found else []
 
 
-def header(headers: dict[str, str], name: str) -> str:
+def header_value(headers: dict[str, str], name: str) -> str:
     return {k.lower(): v for k, v in headers.items()}.get(name, "")
 
 
 def last_event_id(entry: trail.Entry) -> str:
-    return header(entry.request_headers, "last-event-id").strip()
+    return header_value(entry.request_headers, "last-event-id").strip()
 
 
 def run_of(entry: trail.Entry, op: Operation, base_path: str | None = None) -> str | None:
@@ -70,7 +70,7 @@ def run_of(entry: trail.Entry, op: Operation, base_path: str | None = None) -> s
     if "run_id" in op.path_params:
         return path_values(entry, op, base_path)[op.path_params.index("run_id")]
     for name in ("content-location", "location"):
-        where = header(entry.response_headers, name).split("?")[0].rstrip("/")
+        where = header_value(entry.response_headers, name).split("?")[0].rstrip("/")
         if "/runs/" in where:
             return where.rsplit("/runs/", 1)[1].split("/")[0] or None
     events = checks.events_of(entry)

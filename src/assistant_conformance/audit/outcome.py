@@ -24,8 +24,17 @@ from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report import redact, write_all
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.integrations import JUNIT_FILE
-from assistant_conformance.report.model import ERROR, FAIL, KNOWN, PASS, UNTESTED, WARN, Gate, Run
-from assistant_conformance.report.model import TestResult as FileResult
+from assistant_conformance.report.model import (
+    ERROR,
+    FAIL,
+    KNOWN,
+    PASS,
+    UNTESTED,
+    WARN,
+    Gate,
+    Run,
+    TestResult,
+)
 from assistant_conformance.report.verdicts import build
 from assistant_conformance.suite.run.identity import suite_sha256
 
@@ -43,12 +52,12 @@ CANNOT = {
 }
 
 
-def run_of(
+def run_of_findings(
     judgings: list[Judging], *, invocation: str, report_dir: Path, started: float,
     deadline: float,
 ) -> Run:  # fmt: skip
     """The verdicts of the files' (or the session's) findings."""
-    files = [FileResult(j.capture.name, sorted({f.requirement for f in j.findings}), "passed",
+    files = [TestResult(j.capture.name, sorted({f.requirement for f in j.findings}), "passed",
                         j.findings) for j in judgings]  # fmt: skip
     run = build(load(), files, info=_info(judgings, invocation, report_dir, started, deadline),
                 capabilities={}, baseline={})  # fmt: skip
@@ -101,7 +110,7 @@ def _info(
     }
 
 
-def write(run: Run, report_dir: Path) -> None:
+def write_reports(run: Run, report_dir: Path) -> None:
     """conformance.json, .md, .html, badge.json and junit.xml into `report_dir`."""
     write_all(run, report_dir)
     junit(run, report_dir / JUNIT_FILE)

@@ -22,8 +22,13 @@ from typing import Any
 import httpx
 
 from assistant_conformance.audit import outcome
-from assistant_conformance.audit.capture import BEARER, NONE, Capture, credential_of
-from assistant_conformance.audit.judge import line
+from assistant_conformance.audit.capture import (
+    BEARER_CREDENTIAL,
+    NO_CREDENTIAL,
+    Capture,
+    credential_of,
+)
+from assistant_conformance.audit.judge import finding_line
 from assistant_conformance.audit.recorder import (
     CLIENT_GONE,
     DEADLINE,
@@ -225,11 +230,11 @@ class Proxy:
             return
         for finding in found:
             if finding.verdict != PASS:
-                self.say(redact.text(line(finding)))
+                self.say(redact.text(finding_line(finding)))
 
     def _label(self, kind: str, identity: str | None) -> str:
-        if kind != BEARER or identity is None:
-            return NONE if kind == NONE else "invalid"
+        if kind != BEARER_CREDENTIAL or identity is None:
+            return NO_CREDENTIAL if kind == NO_CREDENTIAL else "invalid"
         return self.labels.setdefault(identity, f"credential-{len(self.labels) + 1}")
 
     def finish(self) -> Run:
@@ -249,11 +254,11 @@ class Proxy:
                 raw["response"]["content"]["size"] = size
         text = redact.text(json.dumps(document, indent=1, ensure_ascii=False))
         Path(capture.name).write_text(text + "\n", encoding="utf-8")
-        run = outcome.run_of([self.judging], invocation="assistant-conformance proxy",
+        run = outcome.run_of_findings([self.judging], invocation="assistant-conformance proxy",
                              report_dir=self.report_dir, started=self.started,
                              deadline=self.deadline)  # fmt: skip
         run.info["audit"]["unrecorded"] = self.unrecorded
-        outcome.write(run, self.report_dir)
+        outcome.write_reports(run, self.report_dir)
         return run
 
 

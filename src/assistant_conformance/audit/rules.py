@@ -34,7 +34,7 @@ class Judging:
             judgements += sequence.deleted(capture, self.ops, index, base_path)
             judgements += sequence.patched(capture, self.ops, index)
             judgements += sequence.resumed(capture, self.ops, index, base_path, self.streams)
-        judgements += sequence.declared(capture, index, self.not_judged)
+        judgements += sequence.declared_checks(capture, index, self.not_judged)
         found = []
         for judgement in judgements:
             result = finding(judgement, capture)

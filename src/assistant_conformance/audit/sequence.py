@@ -25,12 +25,13 @@ from typing import Any
 import httpx
 
 from assistant_conformance.audit.capture import Capture
-from assistant_conformance.audit.judge import Judgement, evaluate
+from assistant_conformance.audit.judge import Judgement, judge_check
 from assistant_conformance.audit.operations import last_event_id, path_values, run_of
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import Operation, by_label, operation_label
 from assistant_conformance.suite.http import sse, strictjson
 from assistant_conformance.suite.judging import checks
+from assistant_conformance.suite.safety.removal import GONE
 
 Ops = Sequence[Operation | None]
 PERSISTS = {
@@ -38,7 +39,6 @@ PERSISTS = {
     "PATCH /api/ai/conversations/{conversation_id}": "CONV-PATCH-PERSISTS",
 }
 JOIN_RESUME, STREAM_RESUME = "RUN-JOIN-RESUME", "RUN-STREAM-RESUME"
-GONE = [404, 410]
 
 
 def _success(capture: Capture, index: int) -> bool:
@@ -65,7 +65,7 @@ def deleted(capture: Capture, ops: Ops, index: int, base_path: str | None) -> li
             and capture.after(earlier, index)
             and _target(capture, gone, earlier, base_path) in values
         ):
-            check = {"kind": "status", "entry": index, "statuses": GONE}
+            check = {"kind": "status", "entry": index, "statuses": list(GONE)}
             expected = f"HTTP 404: its resource was deleted at entry {earlier}"
             return [Judgement(requirement, check, expected, index, op.label)]
     return []
@@ -182,7 +182,7 @@ NOT_DATA = {
 }
 
 
-def declared(capture: Capture, index: int, not_judged: dict[str, str]) -> list[Judgement]:
+def declared_checks(capture: Capture, index: int, not_judged: dict[str, str]) -> list[Judgement]:
     """The finding's check of a suite HAR, judged at the last exchange it reads."""
     finding = capture.finding
     if not finding or index != len(capture.entries) - 1:
@@ -194,7 +194,7 @@ def declared(capture: Capture, index: int, not_judged: dict[str, str]) -> list[J
         not_judged.setdefault(requirement, NOT_DATA.get(check.get("kind", ""), "no check"))
         return []
     try:
-        evaluate(check, capture.entries)
+        judge_check(check, capture.entries)
     except (KeyError, IndexError, TypeError, ValueError):
         not_judged.setdefault(requirement, f"its check ({check.get('kind')}) cannot be read")
         return []

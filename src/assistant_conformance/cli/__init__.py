@@ -81,9 +81,9 @@ def _verb(args: list[str], prog: str) -> int:
 
         return proxy.main(rest, prog=f"{prog} proxy")
     if verb == "matrix":
-        from assistant_conformance.matrix import cli as matrix
+        from assistant_conformance.matrix import cli
 
-        return matrix.run(rest, prog=f"{prog} matrix")
+        return cli.main(rest, prog=f"{prog} matrix")
     print(USAGE, file=sys.stderr)
     print(f"{prog}: error: {'unknown verb ' + repr(verb) if verb else 'a verb is needed'}",
           file=sys.stderr)  # fmt: skip

@@ -17,7 +17,7 @@ from pathlib import Path
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit, Parser
 
-SHOWN = 5  # findings printed per requirement; the reports hold them all
+FINDINGS_SHOWN = 5  # findings printed per requirement; the reports hold them all
 
 
 def parser(prog: str) -> Parser:
@@ -36,14 +36,14 @@ def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
     args = parser(prog).parse_args(argv)
     started = time.monotonic()
     from assistant_conformance.audit import capture, outcome
-    from assistant_conformance.audit.judge import line
+    from assistant_conformance.audit.judge import finding_line
     from assistant_conformance.audit.proxy import DEFAULT_DEADLINE
     from assistant_conformance.audit.rules import Judging
     from assistant_conformance.report.model import PASS
 
     with redact.scope():
         try:
-            captures = [capture.load(path) for path in args.files]
+            captures = [capture.load_har(path) for path in args.files]
         except capture.NotAHar as exc:
             print(f"{prog}: error: {exc}", file=sys.stderr)
             return Exit.USAGE
@@ -53,20 +53,22 @@ def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
             for found in judging.all():
                 if found.verdict != PASS:
                     shown[found.requirement] += 1
-                    if shown[found.requirement] <= SHOWN:
-                        print(redact.text(line(found)))
+                    if shown[found.requirement] <= FINDINGS_SHOWN:
+                        print(redact.text(finding_line(found)))
         for requirement, count in shown.items():
-            if count > SHOWN:
-                print(f"... and {count - SHOWN} more {requirement} findings (in the reports)")
-        run = outcome.run_of(judgings, invocation="assistant-conformance audit",
+            if count > FINDINGS_SHOWN:
+                print(
+                    f"... and {count - FINDINGS_SHOWN} more {requirement} findings (in the reports)"
+                )
+        run = outcome.run_of_findings(judgings, invocation="assistant-conformance audit",
                              report_dir=args.report_dir, started=started,
                              deadline=DEFAULT_DEADLINE)  # fmt: skip
-        outcome.write(run, args.report_dir)
-        summary(run, args.report_dir)
+        outcome.write_reports(run, args.report_dir)
+        summary_lines(run, args.report_dir)
     return int(run.gate.exit_status)
 
 
-def summary(run: object, report_dir: Path) -> None:
+def summary_lines(run: object, report_dir: Path) -> None:
     """The counts of exchanges and verdicts, and the outcome, in three lines."""
     from assistant_conformance.report.document import to_dict
 

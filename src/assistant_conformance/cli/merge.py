@@ -11,7 +11,7 @@ from pathlib import Path
 
 from assistant_conformance.report.document import cleanup_lines, to_dict
 from assistant_conformance.report.exits import Exit, Parser
-from assistant_conformance.suite.run.results import MergeError, merge
+from assistant_conformance.suite.run.results import ShardMergeError, merge
 
 
 def main(argv: list[str], prog: str = "assistant-conformance merge") -> int:
@@ -25,7 +25,7 @@ def main(argv: list[str], prog: str = "assistant-conformance merge") -> int:
         return Exit.USAGE
     try:
         run = merge(args.folders, args.report_dir)
-    except MergeError as exc:
+    except ShardMergeError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     doc = to_dict(run)

@@ -58,7 +58,7 @@ def _serve(args: Any, listener: socket.socket, prog: str, secrets: redact.Secret
     import uvicorn
 
     from assistant_conformance.audit.proxy import HAR_FILE, Proxy
-    from assistant_conformance.cli.audit import summary
+    from assistant_conformance.cli.audit import summary_lines
     from assistant_conformance.suite.http.trail import BODY_LIMIT
 
     proxy = Proxy(args.upstream, args.report_dir, args.exchange_timeout, say=_say, secrets=secrets)
@@ -80,7 +80,7 @@ def _serve(args: Any, listener: socket.socket, prog: str, secrets: redact.Secret
     )
     server.run(sockets=[listener])
     run = proxy.finish()
-    summary(run, args.report_dir)
+    summary_lines(run, args.report_dir)
     return int(run.gate.exit_status)
 
 

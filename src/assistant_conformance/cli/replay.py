@@ -30,7 +30,7 @@ from typing import Any
 from assistant_conformance.contract import catalogue
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit, Parser
-from assistant_conformance.suite.evidence.har import Recorded, load
+from assistant_conformance.suite.evidence.har import Recorded, recorded_findings
 from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed
 from assistant_conformance.suite.http.policy import Policy
@@ -40,7 +40,7 @@ STILL_FAILS, NOW_PASSES, NOT_REPLAYED = "still fails", "now passes", "not replay
 
 
 @dataclass
-class Outcome:
+class ReplayOutcome:
     said: str
     actual: Any = ""
     seconds: float = 0.0
@@ -95,7 +95,7 @@ def main(argv: list[str], prog: str = "assistant-conformance replay") -> int:
 
 
 def _chosen(report_dir: Path, ids: list[str]) -> list[Recorded]:
-    known = load(report_dir) if report_dir.is_dir() else {}
+    known = recorded_findings(report_dir) if report_dir.is_dir() else {}
     if not known:
         print(f"no exchanges in {report_dir}/exchanges: a run with findings writes them there",
               file=sys.stderr)  # fmt: skip
@@ -115,7 +115,7 @@ def _usage(prog: str, message: str) -> int:
 
 def _replay_all(
     chosen: list[Recorded], target: Target, policy: Policy, args: Any, process_timeout: float
-) -> list[Outcome]:
+) -> list[ReplayOutcome]:
     replayer = Replayer.open(target, policy, args.report_dir)
     outcomes = []
     try:
@@ -136,7 +136,7 @@ def _replay_all(
     return outcomes
 
 
-def _summary(chosen: list[Recorded], outcomes: list[Outcome], base_url: str) -> None:
+def _summary(chosen: list[Recorded], outcomes: list[ReplayOutcome], base_url: str) -> None:
     """What was judged, and each finding that was not, with why (it counts toward no exit)."""
     counts = {said: sum(1 for o in outcomes if o.said == said)
               for said in (STILL_FAILS, NOW_PASSES, NOT_REPLAYED)}  # fmt: skip
@@ -149,7 +149,9 @@ def _summary(chosen: list[Recorded], outcomes: list[Outcome], base_url: str) -> 
             print(redact.text(f"  not replayed: {recorded.finding['id']}: {outcome.actual}"))
 
 
-def _one(recorded: Recorded, replayer: Replayer, args: Any, process_timeout: float) -> Outcome:
+def _one(
+    recorded: Recorded, replayer: Replayer, args: Any, process_timeout: float
+) -> ReplayOutcome:
     started = time.monotonic()
     try:
         answers, check = replayer.answers(recorded, process_timeout, args.process_timeout)
@@ -157,10 +159,10 @@ def _one(recorded: Recorded, replayer: Replayer, args: Any, process_timeout: flo
         said = NOW_PASSES if held else STILL_FAILS
     except NotReplayed as exc:
         said, actual = NOT_REPLAYED, str(exc)
-    return Outcome(said, actual, time.monotonic() - started)
+    return ReplayOutcome(said, actual, time.monotonic() - started)
 
 
-def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Outcome]:
+def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, ReplayOutcome]:
     """Checks that are their tests' own code: those tests, run once more together at the seed
     (one pytest for all of them: each shows the time they took together)."""
     if not tests:
@@ -169,7 +171,7 @@ def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Ou
     try:
         again = _rerun(tests, target, args)
     except NotReplayed as exc:
-        return {r.finding["id"]: Outcome(NOT_REPLAYED, str(exc), 0.0) for r in tests}
+        return {r.finding["id"]: ReplayOutcome(NOT_REPLAYED, str(exc), 0.0) for r in tests}
     seconds = time.monotonic() - started
     outcomes = {}
     for recorded in tests:
@@ -178,7 +180,7 @@ def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Ou
         alike = [r for r in same if r.finding["requirement"] == finding["requirement"]]
         found = again.get(finding["id"]) or (alike[0] if alike else None)
         said, actual = (STILL_FAILS, found.finding["actual"]) if found else (NOW_PASSES, "")
-        outcomes[finding["id"]] = Outcome(said, actual, seconds)
+        outcomes[finding["id"]] = ReplayOutcome(said, actual, seconds)
     return outcomes
 
 
@@ -203,10 +205,10 @@ def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Record
         if ran.returncode not in (Exit.CONFORMANT, Exit.VIOLATION):
             lines = (ran.stderr.strip() or ran.stdout.strip()).splitlines() or [""]
             raise NotReplayed(f"its test did not run (exit {ran.returncode}): {lines[-1]}")
-        return load(Path(folder))
+        return recorded_findings(Path(folder))
 
 
-def _show(recorded: Recorded, outcome: Outcome) -> None:
+def _show(recorded: Recorded, outcome: ReplayOutcome) -> None:
     finding = recorded.finding
     count = len(recorded.entries)
     print(f"{finding['id']}  {outcome.said}  ({outcome.seconds:.1f} s, {count} exchanges)")
@@ -223,7 +225,7 @@ def _show(recorded: Recorded, outcome: Outcome) -> None:
         print(redact.text(f"  Not replayed: {outcome.actual}"))
 
 
-def _exit(outcomes: list[Outcome]) -> int:
+def _exit(outcomes: list[ReplayOutcome]) -> int:
     """1 if one still fails; else 0 if one now passes; else 3: nothing could be judged (a
     replay that proved nothing is not a pass). A finding not replayed counts toward neither."""
     said = {o.said for o in outcomes}

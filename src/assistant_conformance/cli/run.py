@@ -61,7 +61,7 @@ def _suite_path(word: str) -> bool:
     return (word == SUITE_PATH or word.startswith(f"{SUITE_PATH}/")) and not Path(word).exists()
 
 
-def rebased(args: list[str]) -> tuple[list[str], bool]:
+def rebased_args(args: list[str]) -> tuple[list[str], bool]:
     """pytest arguments with `tests/...` read as the installed checks (also as the value of an
     option: `--ignore=tests/test_x.py`); and whether any names checks to run (then they, not
     all of them, run)."""
@@ -85,7 +85,7 @@ def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> lis
     """The arguments of the pytest run `argv` asks for (usage errors exit 4)."""
     split = argv.index("--") if "--" in argv else len(argv)
     given = vars(parser(prog).parse_args(argv[:split]))
-    extra, named = rebased(argv[split + 1 :])
+    extra, named = rebased_args(argv[split + 1 :])
     report_dir = Path(
         str(given.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports")
     ).resolve()

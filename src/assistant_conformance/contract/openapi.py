@@ -23,6 +23,7 @@ from typing import Any
 from assistant_conformance.contract.files import OPENAPI_PATH, read_yaml
 
 METHODS = ("get", "put", "post", "delete", "patch")
+KB_PREFIXES = r"/api/ai/(?:v1/kb|knowledges)"  # the two prefixes of one knowledge-base API
 MARKER_KEY = "conformance_marker"
 # The resource a path parameter `id` names, by the path it appears in.
 ID_KINDS = {

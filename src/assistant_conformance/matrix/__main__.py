@@ -2,6 +2,6 @@
 
 import sys
 
-from assistant_conformance.matrix.cli import run
+from assistant_conformance.matrix.cli import main
 
-sys.exit(run(sys.argv[1:], prog="python -m assistant_conformance.matrix"))
+sys.exit(main(sys.argv[1:], prog="python -m assistant_conformance.matrix"))

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from assistant_conformance.matrix import output
 from assistant_conformance.matrix.runner import run_all
-from assistant_conformance.matrix.targets import Plan, PlanError, load
+from assistant_conformance.matrix.targets import Plan, PlanError, load_plan
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit, Parser
 
 
-def build_parser(prog: str) -> Parser:
+def parser(prog: str) -> Parser:
     parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("targets", type=Path, help="the targets file (YAML; see examples/)")
     parser.add_argument("--report-dir", type=Path, default=Path("reports/matrix"))
@@ -37,20 +37,20 @@ def build_parser(prog: str) -> Parser:
     return parser
 
 
-def run(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
+def main(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
     """The matrix; the tokens its runs are given are its secrets (masked in all it writes)."""
     with redact.scope():
         if argv[:1] == ["merge"]:
             from assistant_conformance.matrix import merge
 
-            return merge.run(argv[1:], f"{prog} merge")
+            return merge.main(argv[1:], f"{prog} merge")
         return _run(argv, prog)
 
 
 def _run(argv: list[str], prog: str) -> int:
-    args = build_parser(prog).parse_args(argv)
+    args = parser(prog).parse_args(argv)
     try:
-        plan = load(args.targets)
+        plan = load_plan(args.targets)
         if args.jobs:
             plan = dataclasses.replace(plan, jobs=max(1, args.jobs))
         if args.readme:
@@ -66,8 +66,10 @@ def _run(argv: list[str], prog: str) -> int:
         shutil.rmtree(out / "targets", ignore_errors=True)  # no column of an earlier run survives
     out.mkdir(parents=True, exist_ok=True)
     print(f"matrix: {len(plan.targets)} targets, {plan.jobs} at a time, seed {plan.seed} -> {out}")
-    columns = run_all(plan, out, on_done=lambda column: print(output.line(column), flush=True))
-    return output.write(plan, columns, out, shlex.join([*prog.split(), *argv]), args.readme)
+    columns = run_all(
+        plan, out, on_done=lambda column: print(output.column_line(column), flush=True)
+    )
+    return output.write_outputs(plan, columns, out, shlex.join([*prog.split(), *argv]), args.readme)
 
 
 def only(plan: Plan, names: list[str]) -> Plan:

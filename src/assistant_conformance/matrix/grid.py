@@ -20,21 +20,23 @@ import jsonschema
 from assistant_conformance import __version__
 from assistant_conformance.contract.catalogue import Catalogue
 from assistant_conformance.contract.files import spec_hashes
-from assistant_conformance.matrix.runner import COMPLETED, ERROR, Column
+from assistant_conformance.matrix.runner import COMPLETED, NOT_RUN, Column
 from assistant_conformance.matrix.targets import Plan
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import UNTESTED, VERDICTS
 from assistant_conformance.suite.run.identity import suite_sha256
 
-FORMAT = "assistant-conformance-matrix/1"
+MATRIX_FORMAT = "assistant-conformance-matrix/1"
 
 
-def schema() -> dict[str, Any]:
+def matrix_schema() -> dict[str, Any]:
     text = resources.files(__package__).joinpath("schemas/matrix.schema.json").read_text("utf-8")
     return dict(json.loads(text))
 
 
-def build(plan: Plan, columns: list[Column], catalogue: Catalogue, command: str) -> dict[str, Any]:
+def build_matrix(
+    plan: Plan, columns: list[Column], catalogue: Catalogue, command: str
+) -> dict[str, Any]:
     rows = _rows(plan, columns, catalogue)
     sections = dict.fromkeys(row["section"] for row in rows)
     targets = [_target(column) for column in columns]
@@ -42,7 +44,7 @@ def build(plan: Plan, columns: list[Column], catalogue: Catalogue, command: str)
         shown = Counter(row["verdicts"][target["name"]] for row in rows)
         target["grid_totals"] = {v: shown[v] for v in VERDICTS if shown[v]}
     return {
-        "format": FORMAT,
+        "format": MATRIX_FORMAT,
         "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": redact.text(command),
         "suite_version": __version__,
@@ -65,7 +67,7 @@ def _rows(plan: Plan, columns: list[Column], catalogue: Catalogue) -> list[dict[
     for rid, req in catalogue.requirements.items():
         if rid not in wanted:
             continue
-        cells = {name: got.get(rid, UNTESTED) if got is not None else ERROR
+        cells = {name: got.get(rid, UNTESTED) if got is not None else NOT_RUN
                  for name, got in verdicts.items()}  # fmt: skip
         judged = {cells[c.target.name] for c in columns if c.status == COMPLETED}
         rows.append(
@@ -85,7 +87,7 @@ def _rows(plan: Plan, columns: list[Column], catalogue: Catalogue) -> list[dict[
 
 def _verdicts(column: Column) -> dict[str, str] | None:
     """Requirement ID -> verdict; None for a target that could not be run (`error` throughout)."""
-    if column.status == ERROR or column.document is None:
+    if column.status == NOT_RUN or column.document is None:
         return None
     return {r["id"]: r["verdict"] for r in column.document["requirements"]}
 
@@ -117,7 +119,7 @@ def _target(column: Column) -> dict[str, Any]:
     return summary
 
 
-def write(matrix: dict[str, Any], path: Path) -> None:
+def write_matrix(matrix: dict[str, Any], path: Path) -> None:
     """matrix.json, checked against its schema first (a writer bug must not ship a bad file)."""
-    jsonschema.validate(matrix, schema())
+    jsonschema.validate(matrix, matrix_schema())
     path.write_text(json.dumps(matrix, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant_conformance import __version__
-from assistant_conformance.matrix.targets import Target
+from assistant_conformance.matrix.targets import MatrixTarget
 from assistant_conformance.proof import foreign, serve
 from assistant_conformance.reference import embedded
 
@@ -36,7 +36,7 @@ class Ready:
         return tokens
 
 
-def ready(target: Target, workdir: Path) -> Ready:
+def ready(target: MatrixTarget, workdir: Path) -> Ready:
     """Start or look up `target`; the caller stops it (Ready.stop)."""
     workdir.mkdir(parents=True, exist_ok=True)
     if target.kind == "url":
@@ -51,14 +51,14 @@ def ready(target: Target, workdir: Path) -> Ready:
         return Ready(server.base_url, tokens[0], tokens[1], versions, server.stop)
     extra = [f"--{target.kind}", target.served] if target.served else []
     try:
-        running = serve.start(tokens, workdir / "reference.db", extra_args=extra)
+        running = serve.start_server(tokens, workdir / "reference.db", extra_args=extra)
     except embedded.ServerStartError as exc:
         raise LaunchError(f"the reference server did not start: {exc}") from None
     versions = {"assistant-conformance": __version__}
     return Ready(running.base_url, tokens[0], tokens[1], versions, running.stop)
 
 
-def _remote(target: Target) -> Ready:
+def _remote(target: MatrixTarget) -> Ready:
     token = os.environ.get(target.token_env, "")
     if not token:
         raise LaunchError(f"environment variable {target.token_env} (its token) is not set")

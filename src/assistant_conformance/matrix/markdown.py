@@ -9,7 +9,7 @@ from assistant_conformance.report.markdown import cell
 DIFFERS = "≠"
 
 
-def render(matrix: dict[str, Any], heading: str = "## Compatibility matrix") -> str:
+def matrix_markdown(matrix: dict[str, Any], heading: str = "## Compatibility matrix") -> str:
     names = [t["name"] for t in matrix["targets"]]
     rows = matrix["requirements"]
     lines = [heading, ""] if heading else []

@@ -18,11 +18,11 @@ from assistant_conformance.matrix.targets import Plan
 from assistant_conformance.report.exits import Exit, Parser
 
 
-class MergeError(ValueError):
+class MatrixMergeError(ValueError):
     """Folders that do not make one matrix; the message is one line."""
 
 
-def run(argv: list[str], prog: str) -> int:
+def main(argv: list[str], prog: str) -> int:
     parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", type=Path, nargs="+")
     parser.add_argument("--report-dir", type=Path, default=Path("reports/matrix"))
@@ -31,13 +31,13 @@ def run(argv: list[str], prog: str) -> int:
     out = args.report_dir.resolve()
     try:
         plan, columns = gather(args.folders, out)
-    except (MergeError, ValueError, OSError) as exc:
+    except (MatrixMergeError, ValueError, OSError) as exc:
         print(f"matrix merge: {exc}", file=sys.stderr)
         return Exit.USAGE
     print(f"matrix merge: {len(columns)} columns -> {out}")
     for column in columns:
-        print(output.line(column))
-    return output.write(plan, columns, out, " ".join([*prog.split(), *argv]), args.readme)
+        print(output.column_line(column))
+    return output.write_outputs(plan, columns, out, " ".join([*prog.split(), *argv]), args.readme)
 
 
 def gather(folders: list[Path], out: Path) -> tuple[Plan, list[Column]]:
@@ -47,10 +47,12 @@ def gather(folders: list[Path], out: Path) -> tuple[Plan, list[Column]]:
     for folder in found:
         ran_with, column = load_column(folder)
         if plans and ran_with != plans[0]:
-            raise MergeError(f"{folder}: run with {ran_with}, another seed, depth or selection "
-                             f"than {found[0]} ({plans[0]})")  # fmt: skip
+            raise MatrixMergeError(
+                f"{folder}: run with {ran_with}, another seed, depth or selection "
+                f"than {found[0]} ({plans[0]})"
+            )
         if any(c.target.name == column.target.name for c in columns):
-            raise MergeError(f"target {column.target.name} given twice (again in {folder})")
+            raise MatrixMergeError(f"target {column.target.name} given twice (again in {folder})")
         plans.append(ran_with)
         columns.append(column)
         place = out / "targets" / column.target.name
@@ -67,5 +69,5 @@ def _columns(folder: Path) -> list[Path]:
     found = [folder / COLUMN_FILE] if (folder / COLUMN_FILE).is_file() else []
     found += sorted(folder.glob(f"targets/*/{COLUMN_FILE}"))
     if not found:
-        raise MergeError(f"{folder}: no {COLUMN_FILE}: not the folder of a matrix column")
+        raise MatrixMergeError(f"{folder}: no {COLUMN_FILE}: not the folder of a matrix column")
     return found

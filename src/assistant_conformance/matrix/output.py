@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assistant_conformance.contract.catalogue import load as load_catalogue
+from assistant_conformance.contract import catalogue
 from assistant_conformance.matrix import grid, markdown, page
-from assistant_conformance.matrix.runner import ERROR, Column
+from assistant_conformance.matrix.runner import NOT_RUN, Column
 from assistant_conformance.matrix.targets import Plan, PlanError
 from assistant_conformance.report.exits import Exit
 
 README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")
 
 
-def line(column: Column) -> str:
-    if column.status == ERROR:
+def column_line(column: Column) -> str:
+    if column.status == NOT_RUN:
         return f"  {column.target.name}: error: {column.reason}"
     doc = column.document or {}
     counts = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
@@ -32,16 +32,20 @@ def replace_block(text: str, block: str) -> str:
     return f"{head}{begin}\n{block}{end}{tail}"
 
 
-def write(plan: Plan, columns: list[Column], out: Path, command: str, readme: Path | None) -> int:
+def write_outputs(
+    plan: Plan, columns: list[Column], out: Path, command: str, readme: Path | None
+) -> int:
     """The grid of `columns` into `out` (and README's block); 3 when a column is an error."""
-    matrix = grid.build(plan, columns, load_catalogue(), command)
-    grid.write(matrix, out / "matrix.json")
-    (out / "matrix.md").write_text(markdown.render(matrix), encoding="utf-8")
-    (out / "index.html").write_text(page.render(matrix), encoding="utf-8")
+    matrix = grid.build_matrix(plan, columns, catalogue.load(), command)
+    grid.write_matrix(matrix, out / "matrix.json")
+    (out / "matrix.md").write_text(markdown.matrix_markdown(matrix), encoding="utf-8")
+    (out / "index.html").write_text(page.matrix_page(matrix), encoding="utf-8")
     if readme:
         text = readme.read_text(encoding="utf-8")
-        readme.write_text(replace_block(text, markdown.render(matrix, heading="")), "utf-8")
+        readme.write_text(
+            replace_block(text, markdown.matrix_markdown(matrix, heading="")), "utf-8"
+        )
     rows = len(matrix["requirements"])
     print(f"the targets disagree on {matrix['disagreements']} of {rows} requirements")
     print(f"written: {out / 'index.html'}, {out / 'matrix.md'}, {out / 'matrix.json'}")
-    return Exit.HARNESS if any(c.status == ERROR for c in columns) else Exit.CONFORMANT
+    return Exit.HARNESS if any(c.status == NOT_RUN for c in columns) else Exit.CONFORMANT

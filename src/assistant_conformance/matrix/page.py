@@ -36,7 +36,7 @@ tr.disagree td.id{box-shadow:inset 4px 0 0 var(--warn)}
 """
 
 
-def render(matrix: dict[str, Any]) -> str:
+def matrix_page(matrix: dict[str, Any]) -> str:
     rows = matrix["requirements"]
     title = f"Compatibility matrix: {len(matrix['targets'])} targets, {len(rows)} requirements"
     return "\n".join(

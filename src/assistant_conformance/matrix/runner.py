@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from assistant_conformance.matrix.launch import LaunchError, ready
-from assistant_conformance.matrix.targets import Plan, Target
+from assistant_conformance.matrix.targets import MatrixTarget, Plan
 from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.report import redact
 
-COMPLETED, ERROR = "completed", "error"
+COMPLETED, NOT_RUN = "completed", "error"
 COLUMN_FILE, COLUMN_FORMAT = "column.json", "assistant-conformance-matrix-column/1"
 KEPT = ("status", "reason", "exit_status", "seconds", "versions")  # of a column, in column.json
 JUDGED_EXITS = (0, 1)  # the gate's verdicts: conformant, or a violation
@@ -31,7 +31,7 @@ _REASON = re.compile(r"^(?:harness error|usage error|ERROR): (.+)$", re.M)
 
 @dataclass
 class Column:
-    target: Target
+    target: MatrixTarget
     status: str  # completed / error
     reason: str = ""
     exit_status: int | None = None
@@ -45,7 +45,7 @@ class Column:
         return f"targets/{self.target.name}"
 
 
-def suite_args(target: Target, plan: Plan, base_url: str, report_dir: Path) -> list[str]:
+def suite_args(target: MatrixTarget, plan: Plan, base_url: str, report_dir: Path) -> list[str]:
     command = ["-q"]
     command += [arg for name in NOT_NEEDED for arg in ("-p", f"no:{name}")]
     command += [
@@ -64,7 +64,7 @@ def suite_args(target: Target, plan: Plan, base_url: str, report_dir: Path) -> l
     return command + list(target.options)
 
 
-def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
+def run_target(target: MatrixTarget, plan: Plan, out: Path, workdir: Path) -> Column:
     """Make the target ready, run the suite against it into out/targets/NAME/, stop it."""
     report_dir = out / "targets" / target.name
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -74,8 +74,8 @@ def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
     except LaunchError as exc:
         reason = redact.text(str(exc))
         (report_dir / "suite.log").write_text(f"not run: {reason}\n", encoding="utf-8")
-        column = Column(target, ERROR, reason, seconds=time.monotonic() - started)
-        save(column, plan, report_dir)
+        column = Column(target, NOT_RUN, reason, seconds=time.monotonic() - started)
+        save_column(column, plan, report_dir)
         return column
     for token in (target_ready.token, target_ready.alt_token):
         redact.register(token)  # a reason or log line quoting it is masked
@@ -91,14 +91,14 @@ def run_target(target: Target, plan: Plan, out: Path, workdir: Path) -> Column:
     if report.exists():
         column.document = json.loads(report.read_text(encoding="utf-8"))
     if status is None:
-        column.status, column.reason = ERROR, f"the run did not end within {plan.timeout:g} s"
+        column.status, column.reason = NOT_RUN, f"the run did not end within {plan.timeout:g} s"
     elif status not in JUDGED_EXITS or column.document is None:
-        column.status, column.reason = ERROR, why(status, log_path.read_text(errors="replace"))
-    save(column, plan, report_dir)
+        column.status, column.reason = NOT_RUN, why(status, log_path.read_text(errors="replace"))
+    save_column(column, plan, report_dir)
     return column
 
 
-def save(column: Column, plan: Plan, report_dir: Path) -> None:
+def save_column(column: Column, plan: Plan, report_dir: Path) -> None:
     """The column's own record (`column.json`): `matrix merge` builds a grid from such folders."""
     kept = {
         "format": COLUMN_FORMAT,
@@ -119,7 +119,7 @@ def load_column(report_dir: Path) -> tuple[dict[str, Any], Column]:
     if kept.get("format") != COLUMN_FORMAT:
         raise ValueError(f"{report_dir / COLUMN_FILE}: not a {COLUMN_FORMAT} file")
     raw = kept["target"]
-    target = Target(**{**raw, "unsupported": tuple(raw["unsupported"]),
+    target = MatrixTarget(**{**raw, "unsupported": tuple(raw["unsupported"]),
                        "options": tuple(raw["options"])})  # fmt: skip
     column = Column(target, kept["status"], kept["reason"], kept["exit_status"], kept["seconds"],
                     kept["versions"])  # fmt: skip
@@ -146,7 +146,7 @@ def run_all(
     ):
         context = contextvars.copy_context()  # the matrix's secrets, in every thread
 
-        def one(target: Target) -> Column:
+        def one(target: MatrixTarget) -> Column:
             column = run_target(target, plan, out, Path(workdir))
             on_done(column)
             return column

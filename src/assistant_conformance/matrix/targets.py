@@ -31,7 +31,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from assistant_conformance.contract.catalogue import load as load_catalogue
+from assistant_conformance.contract import catalogue
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT
 
@@ -46,7 +46,7 @@ class PlanError(ValueError):
 
 
 @dataclass(frozen=True)
-class Target:
+class MatrixTarget:
     name: str
     kind: str
     url: str = ""
@@ -72,7 +72,7 @@ class Target:
 
 @dataclass(frozen=True)
 class Plan:
-    targets: tuple[Target, ...]
+    targets: tuple[MatrixTarget, ...]
     seed: int = 0
     examples: int | None = None  # None: the suite's default
     jobs: int = DEFAULT_JOBS
@@ -80,21 +80,21 @@ class Plan:
     requirements: tuple[str, ...] = field(default=())  # empty: all
 
 
-def schema() -> dict[str, Any]:
+def targets_schema() -> dict[str, Any]:
     text = resources.files(__package__).joinpath("schemas/targets.schema.json").read_text("utf-8")
     return dict(json.loads(text))
 
 
-def load(path: Path) -> Plan:
+def load_plan(path: Path) -> Plan:
     """The plan in `path`, checked against the schema, the catalogue and the proof's registries."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise PlanError(f"{path}: cannot read it: {str(exc).splitlines()[0]}") from None
-    return parse(data, str(path))
+    return parse_plan(data, str(path))
 
 
-def parse(data: Any, where: str = "targets file") -> Plan:
+def parse_plan(data: Any, where: str = "targets file") -> Plan:
     if isinstance(data, dict):
         for index, entry in enumerate(data.get("targets") or []):
             if isinstance(entry, dict) and ({"token", "alt_token"} & entry.keys()):
@@ -103,7 +103,7 @@ def parse(data: Any, where: str = "targets file") -> Plan:
                     "name the environment variable that holds it (token_env, alt_token_env)"
                 )
     error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(schema()).iter_errors(data)
+        jsonschema.Draft202012Validator(targets_schema()).iter_errors(data)
     )
     if error is not None:
         place = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
@@ -121,10 +121,10 @@ def parse(data: Any, where: str = "targets file") -> Plan:
     return plan
 
 
-def _target(entry: dict[str, Any]) -> Target:
+def _target(entry: dict[str, Any]) -> MatrixTarget:
     kind = entry["kind"]
     unsupported = entry.get("unsupported", LANGGRAPH_ABSENT if kind == "langgraph" else ())
-    return Target(
+    return MatrixTarget(
         name=entry["name"],
         kind=kind,
         url=entry.get("url", "").rstrip("/"),
@@ -142,7 +142,7 @@ def _check(plan: Plan, where: str) -> None:
     names = [t.name for t in plan.targets]
     if doubled := sorted({n for n in names if names.count(n) > 1}):
         raise PlanError(f"{where}: target names must differ: {', '.join(doubled)}")
-    unknown = sorted(set(plan.requirements) - set(load_catalogue().requirements))
+    unknown = sorted(set(plan.requirements) - set(catalogue.load().requirements))
     if unknown:
         raise PlanError(f"{where}: requirements: not in the catalogue: {', '.join(unknown)}")
     for target in plan.targets:

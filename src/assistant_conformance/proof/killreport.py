@@ -34,7 +34,7 @@ class Case:
 
 
 @dataclass
-class Outcome:
+class CaseOutcome:
     case: Case
     observed: dict[str, str]  # requirement ID -> fail / warn / error
     seconds: float
@@ -50,17 +50,17 @@ class Outcome:
         return self.result in ("killed", "passed")
 
 
-def shown(verdicts: dict[str, str]) -> str:
+def shown_verdicts(verdicts: dict[str, str]) -> str:
     return ", ".join(f"{rid} {v}" for rid, v in sorted(verdicts.items())) or "none"
 
 
-def rows(outcomes: list[Outcome]) -> list[dict[str, str]]:
+def rows(outcomes: list[CaseOutcome]) -> list[dict[str, str]]:
     return [
         {
             "case": o.case.name,
             "kind": o.case.kind,
-            "expected": shown(o.case.wanted()) if o.case.kind == MUTANT else "no finding",
-            "observed": o.problem or shown(o.observed),
+            "expected": shown_verdicts(o.case.wanted()) if o.case.kind == MUTANT else "no finding",
+            "observed": o.problem or shown_verdicts(o.observed),
             "result": o.result,
             "seconds": f"{o.seconds:.1f}",
             "peak MiB": "-" if o.peak_mib is None else f"{o.peak_mib:.0f}",
@@ -69,7 +69,7 @@ def rows(outcomes: list[Outcome]) -> list[dict[str, str]]:
     ]
 
 
-def totals(outcomes: list[Outcome]) -> dict[str, str]:
+def totals(outcomes: list[CaseOutcome]) -> dict[str, str]:
     mutants = [o for o in outcomes if o.case.kind == MUTANT]
     others = [o for o in outcomes if o.case.kind != MUTANT]
     killed = sum(o.ok for o in mutants)
@@ -83,7 +83,7 @@ def totals(outcomes: list[Outcome]) -> dict[str, str]:
 COLUMNS = ("case", "kind", "expected", "observed", "result", "seconds", "peak MiB")
 
 
-def markdown(outcomes: list[Outcome], wall: float, jobs: int) -> str:
+def markdown(outcomes: list[CaseOutcome], wall: float, jobs: int) -> str:
     lines = ["# Kill-rate table", "", "| " + " | ".join(COLUMNS) + " |"]
     lines.append("|" + "---|" * len(COLUMNS))
     lines += ["| " + " | ".join(row[c] for c in COLUMNS) + " |" for row in rows(outcomes)]
@@ -92,7 +92,7 @@ def markdown(outcomes: list[Outcome], wall: float, jobs: int) -> str:
     return "\n".join(lines)
 
 
-def text(outcomes: list[Outcome]) -> str:
+def table_text(outcomes: list[CaseOutcome]) -> str:
     table = rows(outcomes)
     widths = {c: max(len(c), *(len(r[c]) for r in table)) for c in COLUMNS}
     lines = ["  ".join(c.ljust(widths[c]) for c in COLUMNS)]
@@ -100,7 +100,7 @@ def text(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def write(outcomes: list[Outcome], report_dir: Path, wall: float, jobs: int) -> None:
+def write_killtable(outcomes: list[CaseOutcome], report_dir: Path, wall: float, jobs: int) -> None:
     report_dir.mkdir(parents=True, exist_ok=True)
     (report_dir / "killtable.md").write_text(markdown(outcomes, wall, jobs), encoding="utf-8")
     document = {

@@ -33,10 +33,10 @@ from assistant_conformance.proof.killreport import (
     MUTANT,
     VARIANT,
     Case,
-    Outcome,
-    text,
+    CaseOutcome,
+    table_text,
     totals,
-    write,
+    write_killtable,
 )
 from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
 from assistant_conformance.proof.mutants._base import Bound
@@ -52,14 +52,14 @@ VARIANT_DEPTH = ("--examples=3",)
 RUN_TIMEOUT = 900.0  # seconds for one case (server start, suite run, report)
 
 
-def summary(cls: type) -> str:
+def first_paragraph(cls: type) -> str:
     return " ".join((cls.__doc__ or "").split("\n\n")[0].split())
 
 
 def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -> list[Case]:
     """The cases to run: every mutant and every variant (or those named)."""
     every = [
-        Case(name, MUTANT, expected, selection(name), summary(cls), bound=cls.bound)
+        Case(name, MUTANT, expected, selection(name), first_paragraph(cls), bound=cls.bound)
         for name, (cls, expected) in MUTANTS.items()
     ]
     every += [
@@ -68,7 +68,7 @@ def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -
             VARIANT,
             (),
             (*VARIANT_DEPTH, *getattr(cls, "pytest_args", ())),
-            summary(cls),
+            first_paragraph(cls),
             getattr(cls, "warnings_allowed", False),
         )
         for name, cls in VARIANTS.items()
@@ -94,15 +94,15 @@ def plugins_off(args: tuple[str, ...]) -> list[str]:
     return [arg for name in off for arg in ("-p", f"no:{name}")]
 
 
-def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome:
+def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOutcome:
     """One server, one suite run against it; the verdicts read from its conformance.json."""
     workdir.mkdir(parents=True, exist_ok=True)
     tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
     started = time.monotonic()
     try:
-        server = serve.start(tokens, workdir / "reference.db", extra_args=case.server_args)
+        server = serve.start_server(tokens, workdir / "reference.db", extra_args=case.server_args)
     except embedded.ServerStartError as exc:
-        return Outcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
+        return CaseOutcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
     report_dir, log_path = workdir / "reports", workdir / "pytest.log"
     args = [
         *case.pytest_args,
@@ -132,7 +132,9 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> Outcome
     seconds = time.monotonic() - started
     if case.bound is not None and not problem:
         problem = beyond(case.bound, seconds, peak, status)
-    return Outcome(case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak)
+    return CaseOutcome(
+        case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak
+    )
 
 
 def beyond(bound: Bound, seconds: float, peak: float | None, status: int | None) -> str:
@@ -147,7 +149,7 @@ def beyond(bound: Bound, seconds: float, peak: float | None, status: int | None)
     return "; ".join(broken)
 
 
-def judge(outcomes: list[Outcome]) -> None:
+def judge_outcomes(outcomes: list[CaseOutcome]) -> None:
     """Set each outcome's result: a mutant's by its IDs, a variant's by having no finding."""
     for outcome in outcomes:
         seen, kind = outcome.observed, outcome.case.kind
@@ -177,15 +179,15 @@ def rank(case: Case) -> int:
     return 2 if any(p in PROPERTY_LAYER for p in case.pytest_args) else 3
 
 
-def run_all(
+def run_cases(
     selected: list[Case], workdir: Path, jobs: int, timeout: float = RUN_TIMEOUT
-) -> list[Outcome]:
+) -> list[CaseOutcome]:
     """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged."""
     order = sorted(selected, key=rank)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {c.name: pool.submit(run_case, c, workdir / c.name, timeout) for c in order}
         outcomes = [futures[c.name].result() for c in selected]
-    judge(outcomes)
+    judge_outcomes(outcomes)
     return outcomes
 
 
@@ -220,13 +222,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
     if args.workdir:
-        outcomes = run_all(selected, args.workdir, args.jobs, args.timeout)
+        outcomes = run_cases(selected, args.workdir, args.jobs, args.timeout)
     else:
         with tempfile.TemporaryDirectory(prefix="killtable-") as workdir:
-            outcomes = run_all(selected, Path(workdir), args.jobs, args.timeout)
+            outcomes = run_cases(selected, Path(workdir), args.jobs, args.timeout)
     wall = time.monotonic() - started
-    write(outcomes, args.report_dir, wall, args.jobs)
-    print(text(outcomes))
+    write_killtable(outcomes, args.report_dir, wall, args.jobs)
+    print(table_text(outcomes))
     done = totals(outcomes)
     print(f"\n{done['killed']}; {done['passed']}; {wall:.0f} s with {args.jobs} jobs")
     print(f"written: {args.report_dir / 'killtable.md'}, {args.report_dir / 'killtable.json'}")

@@ -15,11 +15,11 @@ from starlette.types import ASGIApp
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.reference import cli, embedded
 
-start = partial(embedded.start, module=__name__)
+start_server = partial(embedded.start, module=__name__)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = cli.build_parser()
+    parser = cli.parser()
     wrapper = parser.add_mutually_exclusive_group()
     wrapper.add_argument("--mutant", help="serve a deliberately wrong variant (proof/mutants)")
     wrapper.add_argument("--variant", help="serve a conformant variant (proof/variants.py)")
@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> None:
 
     def wrap(app: ASGIApp) -> ASGIApp:
         if args.mutant:
-            return mutants.wrap(app, args.mutant)
-        return variants.wrap(app, args.variant) if args.variant else app
+            return mutants.with_mutant(app, args.mutant)
+        return variants.with_variant(app, args.variant) if args.variant else app
 
     cli.serve(args, wrap)
 

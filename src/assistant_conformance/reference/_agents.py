@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .db import Doc
 from .errors import bad_request
 
-Doc = dict[str, Any]
 CATALOGUE_CREATED_AT = "2025-01-01T00:00:00Z"
 
 
@@ -36,7 +36,7 @@ class AgentFailure(RuntimeError):
     """Raised by an agent asked to fail; becomes the run's `error` event."""
 
 
-class Agent(Protocol):
+class ReferenceAgent(Protocol):
     graph_id: str
 
     def check_input(self, input: Any) -> None: ...
@@ -159,7 +159,7 @@ ASSISTANTS: list[Doc] = [
     ),
     _assistant(COUNTER_ASSISTANT_ID, "counter", "Counter", "Counts from 1 to input.n (default 5)."),
 ]
-AGENTS: dict[str, Agent] = {"echo": EchoAgent(), "counter": CounterAgent()}
+AGENTS: dict[str, ReferenceAgent] = {"echo": EchoAgent(), "counter": CounterAgent()}
 
 # Every stream mode a client may ask for; the agents produce values, messages (sent as the modes
 # messages and messages-tuple ask, _streams.py), updates and custom.

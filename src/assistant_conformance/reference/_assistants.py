@@ -10,9 +10,9 @@ from pydantic import Field
 from ._agents import ASSISTANTS, find_assistant
 from ._http import Options, is_subset, parse_body, sort_docs
 from ._input import MAX_COUNT
+from .db import Doc
 from .errors import not_found
 
-Doc = dict[str, Any]
 router = APIRouter()
 
 

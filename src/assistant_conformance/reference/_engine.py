@@ -12,11 +12,11 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ._agents import AGENTS, Agent
+from ._agents import AGENTS, ReferenceAgent
 from ._records import (
-    RUN,
-    TERMINAL,
-    THREAD,
+    RUN_KIND,
+    TERMINAL_STATUSES,
+    THREAD_KIND,
     add_checkpoint,
     events_log,
     save_run,
@@ -24,8 +24,8 @@ from ._records import (
 )
 from ._streams import RunStream
 from .context import Context
+from .db import Doc
 
-Doc = dict[str, Any]
 POLL_SECONDS = 1.0  # a safety net only: appends ring the bell
 RESTART_ERROR = {"error": "ServerRestart", "message": "the server stopped while the run was active"}
 
@@ -61,8 +61,8 @@ class RunEngine:
                 if event == "end":
                     return
             if not batch:
-                run = self.db.get(RUN, run_id, None)
-                if run is None or run["status"] in TERMINAL:
+                run = self.db.get(RUN_KIND, run_id, None)
+                if run is None or run["status"] in TERMINAL_STATUSES:
                     self.bells.pop(run_id, None)
                     return
                 with contextlib.suppress(TimeoutError):
@@ -97,9 +97,9 @@ class RunEngine:
         except Exception as exc:
             self.finish(run_id, "error", {"error": type(exc).__name__, "message": str(exc)})
 
-    async def _execute(self, run_id: str, agent: Agent) -> None:
-        run = self.db.get(RUN, run_id, None)
-        thread = self.db.get(THREAD, run["thread_id"], None) if run else None
+    async def _execute(self, run_id: str, agent: ReferenceAgent) -> None:
+        run = self.db.get(RUN_KIND, run_id, None)
+        thread = self.db.get(THREAD_KIND, run["thread_id"], None) if run else None
         if run is None or thread is None or run["status"] != "pending":
             return
         save_run(self.db, run, status="running")
@@ -120,13 +120,13 @@ class RunEngine:
         self, run_id: str, status: str, error: Doc | None = None, values: Doc | None = None
     ) -> None:
         """Record a run's terminal status, its last events and its thread's new state, once."""
-        run = self.db.get(RUN, run_id, None)
-        if run is None or run["status"] in TERMINAL:
+        run = self.db.get(RUN_KIND, run_id, None)
+        if run is None or run["status"] in TERMINAL_STATUSES:
             return
         was_running = run["status"] == "running"
         error = (error or RESTART_ERROR) if status == "error" else None
         save_run(self.db, run, status=status, _tokens=self.tokens.pop(run_id, 0), _error=error)
-        thread = self.db.get(THREAD, run["thread_id"], None)
+        thread = self.db.get(THREAD_KIND, run["thread_id"], None)
         # A run that never started leaves its thread to the run that holds it.
         if thread is not None and was_running:
             self._settle_thread(thread, run, status, values)
@@ -165,8 +165,8 @@ class RunEngine:
 
     def recover(self) -> None:
         """Runs left pending or running by a process that died end as errors (streams end)."""
-        for run in self.db.list(RUN, None):
-            if run["status"] not in TERMINAL:
+        for run in self.db.list(RUN_KIND, None):
+            if run["status"] not in TERMINAL_STATUSES:
                 self.finish(run["run_id"], "error", RESTART_ERROR)
 
     async def stop(self) -> None:

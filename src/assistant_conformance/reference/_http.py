@@ -14,9 +14,9 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._input import json_body
+from .db import Doc
 from .errors import bad_request
 
-Doc = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -35,10 +35,10 @@ async def parse_body(request: Request, model: type[M]) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        bad_request(describe(exc))
+        bad_request(describe_validation(exc))
 
 
-def describe(exc: ValidationError) -> str:
+def describe_validation(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
         field = ".".join(str(p) for p in err["loc"]) or "body"

@@ -20,7 +20,7 @@ from .errors import bad_request
 
 MAX_DEPTH = 64  # deeper JSON is junk here, and deep trees are costly to walk and store
 
-Check = Callable[[Any, str], Any]  # (value, field name) -> cleaned value, or raises a 400
+Cleaner = Callable[[Any, str], Any]  # (value, field name) -> cleaned value, or raises a 400
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -99,7 +99,7 @@ def uuid_string(value: Any, name: str) -> str:
     return value
 
 
-def one_of(*allowed: str) -> Check:
+def one_of(*allowed: str) -> Cleaner:
     def check(value: Any, name: str) -> str:
         if not isinstance(value, str) or value not in allowed:
             bad_request(f"{name} must be one of {', '.join(allowed)}")
@@ -136,7 +136,7 @@ def any_json(value: Any, name: str) -> Any:
     return value
 
 
-def obj(fields: Mapping[str, Check]) -> Check:
+def obj(fields: Mapping[str, Cleaner]) -> Cleaner:
     """An object whose known fields are checked; unknown fields are dropped."""
 
     def check(value: Any, name: str) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def obj(fields: Mapping[str, Check]) -> Check:
     return check
 
 
-def clean(body: Any, fields: Mapping[str, Check], name: str = "body") -> dict[str, Any]:
+def clean(body: Any, fields: Mapping[str, Cleaner], name: str = "body") -> dict[str, Any]:
     """The known fields of a JSON object, each checked; unknown fields are ignored."""
     if not isinstance(body, dict):
         bad_request(f"{name} must be a JSON object")

@@ -19,7 +19,7 @@ from ._chunking import chunk_settings, count_tokens, split_text
 from .context import Context, now_iso
 from .db import Doc
 
-KB = "knowledgebase"
+KNOWLEDGEBASE = "knowledgebase"
 DOC = "knowledge_document"
 JOB = "knowledge_job"
 
@@ -41,7 +41,7 @@ class _Gone(Exception):
     """The document (or its knowledge base) was deleted while it was being processed."""
 
 
-def start(ctx: Context, owner: str, doc: Doc) -> Doc:
+def start_processing(ctx: Context, owner: str, doc: Doc) -> Doc:
     """Mark a document `running`, record its job and process it in the background."""
     # The job first: a crash between the two writes leaves a job to resume, not a stuck document.
     job = {"documentId": doc["id"], "owner": owner}
@@ -106,7 +106,7 @@ async def _process(ctx: Context, owner: str, doc_id: str) -> None:
         if not isinstance(content, str) or not content.strip():
             _end(ctx, owner, doc_id, status="error", processMsg=NO_CONTENT)
             return
-        kb = ctx.db.get(KB, doc["knowledgebaseId"], owner)
+        kb = ctx.db.get(KNOWLEDGEBASE, doc["knowledgebaseId"], owner)
         if kb is None:
             raise _Gone
         # The document's own parserConfig fields override the knowledge base's.

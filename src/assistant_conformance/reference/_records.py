@@ -10,14 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from .context import new_id, now_iso
-from .db import Database
+from .db import Database, Doc
 from .errors import not_found
 
-Doc = dict[str, Any]
-THREAD, RUN = "thread", "run"
+THREAD_KIND, RUN_KIND = "thread", "run"
 THREAD_STATUSES = ("idle", "busy", "interrupted", "error")
 RUN_STATUSES = ("pending", "running", "success", "error", "timeout", "interrupted")
-TERMINAL = frozenset({"success", "error", "timeout", "interrupted"})
+TERMINAL_STATUSES = frozenset({"success", "error", "timeout", "interrupted"})
 
 
 def events_log(run_id: str) -> str:
@@ -49,7 +48,7 @@ def new_thread(owner: str, thread_id: str, metadata: Doc, values: Doc | None = N
 
 
 def get_thread(db: Database, owner: str, thread_id: str) -> Doc:
-    thread = db.get(THREAD, thread_id, owner)
+    thread = db.get(THREAD_KIND, thread_id, owner)
     if thread is None:
         not_found("thread", thread_id)
     return thread
@@ -57,14 +56,14 @@ def get_thread(db: Database, owner: str, thread_id: str) -> Doc:
 
 def save_thread(db: Database, thread: Doc, **changes: Any) -> Doc:
     thread.update(changes, updated_at=now_iso())
-    return db.put(THREAD, thread["thread_id"], thread["_owner"], thread)
+    return db.put(THREAD_KIND, thread["thread_id"], thread["_owner"], thread)
 
 
 # --- runs --------------------------------------------------------------------------------
 
 
 def get_run(db: Database, owner: str, thread_id: str, run_id: str) -> Doc:
-    run = db.get(RUN, run_id, owner)
+    run = db.get(RUN_KIND, run_id, owner)
     if run is None or run["thread_id"] != thread_id:
         not_found("run", run_id)
     return run
@@ -72,12 +71,12 @@ def get_run(db: Database, owner: str, thread_id: str, run_id: str) -> Doc:
 
 def save_run(db: Database, run: Doc, **changes: Any) -> Doc:
     run.update(changes, updated_at=now_iso())
-    return db.put(RUN, run["run_id"], run["_owner"], run, parent=run["thread_id"])
+    return db.put(RUN_KIND, run["run_id"], run["_owner"], run, parent=run["thread_id"])
 
 
 def thread_runs(db: Database, owner: str, thread_id: str) -> list[Doc]:
     """The thread's runs, oldest first."""
-    return db.list(RUN, owner, parent=thread_id)
+    return db.list(RUN_KIND, owner, parent=thread_id)
 
 
 # --- checkpoints -------------------------------------------------------------------------

@@ -14,10 +14,10 @@ from ._agents import AGENTS, DEFAULT_STREAM_MODES, STREAM_MODES, find_assistant
 from ._engine import RunEngine
 from ._http import Options, parse_body, query_bool, query_choice, query_int
 from ._records import (
-    RUN,
+    RUN_KIND,
     RUN_STATUSES,
-    TERMINAL,
-    THREAD,
+    TERMINAL_STATUSES,
+    THREAD_KIND,
     events_log,
     get_run,
     get_thread,
@@ -26,9 +26,9 @@ from ._records import (
     thread_runs,
 )
 from .context import context, new_id, now_iso, principal
+from .db import Doc
 from .errors import ApiError, bad_request, not_found
 
-Doc = dict[str, Any]
 router = APIRouter()
 
 UUID_PATTERN = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
@@ -47,7 +47,7 @@ class RunOptions(Options):
     on_disconnect: Literal["cancel", "continue"] | None = None
 
 
-def engine_of(request: Request) -> RunEngine:
+def request_engine(request: Request) -> RunEngine:
     engine = context(request).extras["run_engine"]
     assert isinstance(engine, RunEngine)
     return engine
@@ -74,7 +74,7 @@ def run_location(run: Doc) -> dict[str, str]:
 
 async def create_run(request: Request, thread_id: str) -> tuple[Doc, RunOptions]:
     """Validate everything, then store the run, its `metadata` event, and start it."""
-    ctx, owner, engine = context(request), principal(request), engine_of(request)
+    ctx, owner, engine = context(request), principal(request), request_engine(request)
     options = await parse_body(request, RunOptions)
     modes = _stream_modes(options.stream_mode)
     assistant = find_assistant(options.assistant_id)
@@ -83,15 +83,17 @@ async def create_run(request: Request, thread_id: str) -> tuple[Doc, RunOptions]
     AGENTS[assistant["graph_id"]].check_input(options.input)
     thread = _thread_for_run(request, thread_id, options.if_not_exists == "create")
     strategy = options.multitask_strategy or "enqueue"
-    active = [r for r in thread_runs(ctx.db, owner, thread_id) if r["status"] not in TERMINAL]
+    active = [
+        r for r in thread_runs(ctx.db, owner, thread_id) if r["status"] not in TERMINAL_STATUSES
+    ]
     if active and strategy == "reject":
         raise ApiError(409, f"thread {thread_id!r} already has an active run")
     if thread is None:
-        ctx.db.put(THREAD, thread_id, owner, new_thread(owner, thread_id, {}))
+        ctx.db.put(THREAD_KIND, thread_id, owner, new_thread(owner, thread_id, {}))
     for old in active if strategy in ("interrupt", "rollback") else []:
         await engine.cancel(old["run_id"])
         if strategy == "rollback":
-            ctx.db.delete(RUN, old["run_id"], owner)
+            ctx.db.delete(RUN_KIND, old["run_id"], owner)
             ctx.db.drop_log(events_log(old["run_id"]))
     now = now_iso()
     run = {
@@ -108,7 +110,7 @@ async def create_run(request: Request, thread_id: str) -> tuple[Doc, RunOptions]
         "_graph_id": assistant["graph_id"],
         "_tokens": 0,
     }
-    ctx.db.put(RUN, run["run_id"], owner, run, parent=thread_id)
+    ctx.db.put(RUN_KIND, run["run_id"], owner, run, parent=thread_id)
     engine.emit(run["run_id"], "metadata", {"run_id": run["run_id"], "attempt": 1})
     engine.start(run)
     return run, options
@@ -117,7 +119,7 @@ async def create_run(request: Request, thread_id: str) -> tuple[Doc, RunOptions]
 def _thread_for_run(request: Request, thread_id: str, create: bool) -> Doc | None:
     """The caller's thread; None when it is missing and may be created (if_not_exists=create)."""
     db, owner = context(request).db, principal(request)
-    existing = db.get(THREAD, thread_id, None)
+    existing = db.get(THREAD_KIND, thread_id, None)
     if existing is not None and existing["_owner"] == owner:
         return existing
     if existing is None and create:
@@ -127,7 +129,7 @@ def _thread_for_run(request: Request, thread_id: str, create: bool) -> Doc | Non
     not_found("thread", thread_id)
 
 
-def last_event_id(request: Request) -> int:
+def resume_from(request: Request) -> int:
     """The `last-event-id` header as a number; absent, empty, -1 or junk mean "from the start"."""
     raw = (request.headers.get("last-event-id") or "").strip()
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else 0
@@ -136,7 +138,7 @@ def last_event_id(request: Request) -> int:
 def sse_response(
     request: Request, run: Doc, status_code: int, cancel_on_disconnect: bool
 ) -> StreamingResponse:
-    engine, run_id, after = engine_of(request), run["run_id"], last_event_id(request)
+    engine, run_id, after = request_engine(request), run["run_id"], resume_from(request)
 
     async def frames() -> Any:
         ended = False
@@ -161,7 +163,7 @@ async def create_background_run(request: Request, thread_id: str) -> JSONRespons
 
 
 @router.post("/threads/{thread_id}/runs/stream", status_code=201)
-async def stream_run(request: Request, thread_id: str) -> StreamingResponse:
+async def post_run_stream(request: Request, thread_id: str) -> StreamingResponse:
     run, options = await create_run(request, thread_id)
     return sse_response(request, run, 201, options.on_disconnect == "cancel")
 
@@ -169,9 +171,9 @@ async def stream_run(request: Request, thread_id: str) -> StreamingResponse:
 @router.post("/threads/{thread_id}/runs/wait", status_code=201)
 async def wait_run(request: Request, thread_id: str) -> JSONResponse:
     run, _ = await create_run(request, thread_id)
-    await engine_of(request).wait(run["run_id"])
+    await request_engine(request).wait(run["run_id"])
     db, owner = context(request).db, principal(request)
-    final = db.get(RUN, run["run_id"], owner)
+    final = db.get(RUN_KIND, run["run_id"], owner)
     thread = get_thread(db, owner, thread_id)
     if final is not None and final["status"] == "error":
         body: Any = {"__error__": final.get("_error", {})}  # LangGraph's shape for a failed run
@@ -210,10 +212,10 @@ async def cancel_run(request: Request, thread_id: str, run_id: str) -> Doc:
     action = query_choice(request, "action", ("interrupt", "rollback"), "interrupt")
     db, owner = context(request).db, principal(request)
     get_run(db, owner, thread_id, run_id)
-    await engine_of(request).cancel(run_id)
+    await request_engine(request).cancel(run_id)
     run = get_run(db, owner, thread_id, run_id)
     if action == "rollback":
-        db.delete(RUN, run_id, owner)
+        db.delete(RUN_KIND, run_id, owner)
         db.drop_log(events_log(run_id))
     return public(run)
 
@@ -243,7 +245,7 @@ async def usage(request: Request, thread_id: str) -> list[Doc]:
     end, end_is_hour = _usage_bound(request, "end")
     if start > end:
         bad_request("start must not be after end")
-    db, owner, engine = context(request).db, principal(request), engine_of(request)
+    db, owner, engine = context(request).db, principal(request), request_engine(request)
     get_thread(db, owner, thread_id)
     tokens = 0
     for run in thread_runs(db, owner, thread_id):

@@ -24,10 +24,9 @@ from pydantic import Field
 from ._http import Options, parse_body
 from ._input import MAX_COUNT
 from .context import context, now_iso, principal
-from .db import Database, narrows
+from .db import Database, Doc, narrows
 from .errors import bad_request
 
-Doc = dict[str, Any]
 ITEM = "store_item"
 router = APIRouter()
 

@@ -24,8 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._agents import Step
-
-Doc = dict[str, Any]
+from .db import Doc
 
 
 def is_chunk(message: Any) -> bool:

@@ -17,7 +17,7 @@ from .context import Settings
 from .limits import json_error_protocol
 
 
-def build_parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assistant-reference", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
@@ -51,7 +51,7 @@ class _AnnouncingServer(uvicorn.Server):
 
 
 def main(argv: list[str] | None = None) -> None:
-    serve(build_parser().parse_args(argv))
+    serve(parser().parse_args(argv))
 
 
 def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = None) -> None:

@@ -20,7 +20,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from ._input import (
-    Check,
+    Cleaner,
     any_json,
     any_object,
     clean,
@@ -39,7 +39,7 @@ CONVERSATION = "conversation"
 MESSAGE = "conversation_message"
 FEEDBACK = "message_feedback"
 
-CONVERSATION_FIELDS: dict[str, Check] = {
+CONVERSATION_FIELDS: dict[str, Cleaner] = {
     "threadId": string,
     "title": string,
     "status": string,
@@ -55,16 +55,16 @@ CONVERSATION_DEFAULTS = {
     "options": None,
     "xpertId": None,
 }
-MESSAGE_FIELDS: dict[str, Check] = {"role": string, "content": any_json, "status": string}
+MESSAGE_FIELDS: dict[str, Cleaner] = {"role": string, "content": any_json, "status": string}
 MESSAGE_DEFAULTS = {"role": "user", "content": "", "status": "success"}
-FEEDBACK_FIELDS: dict[str, Check] = {"rating": one_of("like", "dislike"), "content": string}
-PAGING_FIELDS: dict[str, Check] = {name: count for name in ("limit", "offset", "take", "skip")}
+FEEDBACK_FIELDS: dict[str, Cleaner] = {"rating": one_of("like", "dislike"), "content": string}
+PAGING_FIELDS: dict[str, Cleaner] = {name: count for name in ("limit", "offset", "take", "skip")}
 
 router = APIRouter(prefix="/api/ai", tags=["AI/Conversations"])
 
 
 @router.post("/conversations", status_code=201)
-async def create_conversation(request: Request) -> JSONResponse:
+async def post_conversation(request: Request) -> JSONResponse:
     fields = clean(await json_body(request, required=False), CONVERSATION_FIELDS)
     now = now_iso()
     conversation = {"id": new_id(), **CONVERSATION_DEFAULTS, **fields}
@@ -139,7 +139,7 @@ async def create_message(conversation_id: str, request: Request) -> JSONResponse
 
 @router.post("/conversations/{conversation_id}/messages/search")
 async def search_messages(conversation_id: str, request: Request) -> JSONResponse:
-    filters: dict[str, Check] = {"query": string, "role": string, "status": string}
+    filters: dict[str, Cleaner] = {"query": string, "role": string, "status": string}
     query = _search_query(await json_body(request, required=False), filters)
     _conversation(request, conversation_id)
     messages = context(request).db.list(MESSAGE, principal(request), parent=conversation_id)
@@ -187,7 +187,7 @@ async def delete_feedback(
     return respond({"raw": [], "affected": 1})
 
 
-def _search_query(body: Any, filters: dict[str, Check]) -> dict[str, Any]:
+def _search_query(body: Any, filters: dict[str, Cleaner]) -> dict[str, Any]:
     """Filters and paging from a search body: flat, or inside `where` (TypeORM style)."""
     query = clean(body, {**filters, **PAGING_FIELDS})
     if "where" in body:

@@ -17,9 +17,9 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from . import _knowledge_pipeline as pipeline
+from . import _knowledge_pipeline
 from ._input import (
-    Check,
+    Cleaner,
     any_object,
     clean,
     json_body,
@@ -30,14 +30,14 @@ from ._input import (
     string,
     uuid_string,
 )
-from ._knowledge_pipeline import DOC, JOB, KB
+from ._knowledge_pipeline import DOC, JOB, KNOWLEDGEBASE
 from .context import Context, context, new_id, now_iso, principal
 from .db import Doc
 from .errors import ApiError, bad_request, not_found
 
 PARSER_CONFIG = obj({"chunkSize": number, "chunkOverlap": number, "delimiter": string})
 
-KNOWLEDGEBASE_FIELDS: dict[str, Check] = {
+KNOWLEDGEBASE_FIELDS: dict[str, Cleaner] = {
     "workspaceId": uuid_string,
     "name": string,
     "description": string,
@@ -51,7 +51,7 @@ KNOWLEDGEBASE_FIELDS: dict[str, Check] = {
 }
 KNOWLEDGEBASE_DEFAULTS = {"permission": "private", "recall": {"topK": 10}}
 
-DOCUMENT_FIELDS: dict[str, Check] = {
+DOCUMENT_FIELDS: dict[str, Cleaner] = {
     "name": string,
     "sourceType": string,
     "category": one_of("text", "image", "audio", "video", "sheet", "other"),
@@ -75,7 +75,7 @@ async def create_knowledgebase(request: Request) -> JSONResponse:
     now = now_iso()
     kb = {"id": new_id(), **KNOWLEDGEBASE_DEFAULTS, **fields, "createdAt": now, "updatedAt": now}
     kb["documentNum"] = 0
-    context(request).db.put(KB, kb["id"], principal(request), kb)
+    context(request).db.put(KNOWLEDGEBASE, kb["id"], principal(request), kb)
     return respond(kb, 201)
 
 
@@ -97,7 +97,7 @@ async def replace_knowledgebase(kb_id: str, request: Request) -> JSONResponse:
     old = _knowledgebase(request, kb_id)
     kb = {"id": kb_id, **KNOWLEDGEBASE_DEFAULTS, **fields, "createdAt": old["createdAt"]}
     kb.update(updatedAt=now_iso(), documentNum=old["documentNum"])
-    context(request).db.put(KB, kb_id, principal(request), kb)
+    context(request).db.put(KNOWLEDGEBASE, kb_id, principal(request), kb)
     return respond(kb)
 
 
@@ -106,10 +106,10 @@ async def delete_knowledgebase(kb_id: str, request: Request) -> JSONResponse:
     _knowledgebase(request, kb_id)
     ctx = context(request)
     documents = ctx.db.list(DOC, principal(request), parent=kb_id)
-    pipeline.cancel(ctx, [doc["id"] for doc in documents])
+    _knowledge_pipeline.cancel(ctx, [doc["id"] for doc in documents])
     ctx.db.delete_children(JOB, kb_id)
     ctx.db.delete_children(DOC, kb_id)
-    ctx.db.delete(KB, kb_id, principal(request))
+    ctx.db.delete(KNOWLEDGEBASE, kb_id, principal(request))
     return respond({"raw": [], "affected": 1})
 
 
@@ -126,7 +126,7 @@ async def create_documents(kb_id: str, request: Request) -> JSONResponse:
     for doc in documents:
         ctx.db.put(DOC, doc["id"], owner, doc, parent=kb_id)
     kb.update(documentNum=kb["documentNum"] + len(documents), updatedAt=now)
-    ctx.db.put(KB, kb_id, owner, kb)
+    ctx.db.put(KNOWLEDGEBASE, kb_id, owner, kb)
     return respond(documents, 201)
 
 
@@ -138,7 +138,9 @@ async def process_documents(kb_id: str, request: Request) -> JSONResponse:
         bad_request("body must be a JSON array of document id strings")
     ctx, owner = context(request), principal(request)
     documents = [_document_of(ctx, owner, kb_id, doc_id) for doc_id in dict.fromkeys(body)]
-    return respond([pipeline.start(ctx, owner, doc) for doc in documents], 201)
+    return respond(
+        [_knowledge_pipeline.start_processing(ctx, owner, doc) for doc in documents], 201
+    )
 
 
 @kb_routes.get("/{kb_id}/status")
@@ -163,15 +165,15 @@ router.include_router(kb_routes, prefix="/knowledges", tags=["AI/Knowledges"])
 
 
 async def on_startup(ctx: Context) -> None:
-    await pipeline.resume_all(ctx)
+    await _knowledge_pipeline.resume_all(ctx)
 
 
 async def on_shutdown(ctx: Context) -> None:
-    await pipeline.stop_all(ctx)
+    await _knowledge_pipeline.stop_all(ctx)
 
 
 def _knowledgebase(request: Request, kb_id: str) -> Doc:
-    kb = context(request).db.get(KB, kb_id, principal(request))
+    kb = context(request).db.get(KNOWLEDGEBASE, kb_id, principal(request))
     if kb is None:
         not_found("knowledge base", kb_id)
     return kb

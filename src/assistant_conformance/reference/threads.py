@@ -28,9 +28,9 @@ from ._engine import RunEngine
 from ._http import Options, is_subset, parse_body, sort_docs
 from ._input import MAX_COUNT
 from ._records import (
-    RUN,
-    TERMINAL,
-    THREAD,
+    RUN_KIND,
+    TERMINAL_STATUSES,
+    THREAD_KIND,
     add_checkpoint,
     checkpoint_ref,
     checkpoints,
@@ -44,10 +44,9 @@ from ._records import (
     thread_runs,
 )
 from .context import Context, context, new_id, principal
-from .db import Database, narrows
+from .db import Database, Doc, narrows
 from .errors import ApiError, bad_request, not_found
 
-Doc = dict[str, Any]
 router = APIRouter(prefix="/api/ai")
 
 
@@ -90,19 +89,19 @@ class HistoryQuery(Options):
 
 
 @router.post("/threads", status_code=201)
-async def create_thread(request: Request) -> Doc:
+async def post_thread(request: Request) -> Doc:
     db, owner = context(request).db, principal(request)
     options = await parse_body(request, ThreadCreate)
     thread_id = options.thread_id or new_id()
     if not _runs.UUID_PATTERN.match(thread_id):
         bad_request("thread_id must be a UUID")
-    existing = db.get(THREAD, thread_id, None)
+    existing = db.get(THREAD_KIND, thread_id, None)
     if existing is not None:
         if existing["_owner"] == owner and options.if_exists == "do_nothing":
             return public(existing)
         raise ApiError(409, f"thread {thread_id!r} already exists")
     thread = new_thread(owner, thread_id, options.metadata or {})
-    return public(db.put(THREAD, thread_id, owner, thread))
+    return public(db.put(THREAD_KIND, thread_id, owner, thread))
 
 
 @router.post("/threads/search")
@@ -118,7 +117,7 @@ def _search_threads(db: Database, owner: str, options: ThreadSearch) -> list[Doc
     for field in ("metadata", "values"):
         wanted = getattr(options, field) or {}
         equals |= {f"{field}.{k}": v for k, v in wanted.items() if narrows(v)}
-    with closing(db.scan(THREAD, owner, equals)) as threads:
+    with closing(db.scan(THREAD_KIND, owner, equals)) as threads:
         found = (
             t
             for t in threads
@@ -156,12 +155,12 @@ async def delete_thread(request: Request, thread_id: str) -> Response:
     get_thread(ctx.db, owner, thread_id)
     engine = engine_of(ctx)
     for run in thread_runs(ctx.db, owner, thread_id):
-        if run["status"] not in TERMINAL:
+        if run["status"] not in TERMINAL_STATUSES:
             await engine.cancel(run["run_id"])
         ctx.db.drop_log(events_log(run["run_id"]))
-    ctx.db.delete_children(RUN, thread_id)
+    ctx.db.delete_children(RUN_KIND, thread_id)
     ctx.db.drop_log(checkpoints_log(thread_id))
-    ctx.db.delete(THREAD, thread_id, owner)
+    ctx.db.delete(THREAD_KIND, thread_id, owner)
     engine.thread_locks.pop(thread_id, None)
     return Response(status_code=202)
 
@@ -172,7 +171,7 @@ async def copy_thread(request: Request, thread_id: str) -> Doc:
     source = get_thread(db, owner, thread_id)
     copy = new_thread(owner, new_id(), dict(source["metadata"]), dict(source["values"]))
     db.copy_log(checkpoints_log(thread_id), checkpoints_log(copy["thread_id"]))
-    return public(db.put(THREAD, copy["thread_id"], owner, copy))
+    return public(db.put(THREAD_KIND, copy["thread_id"], owner, copy))
 
 
 # --- state and history -------------------------------------------------------------------

@@ -22,11 +22,13 @@ __all__ = ["terminal_summary", "write_all"]
 def write_all(run: Run, report_dir: Path) -> None:
     report_dir.mkdir(parents=True, exist_ok=True)
     doc = document.to_dict(run)
-    document.write(doc, report_dir / JSON_FILE)
-    (report_dir / MARKDOWN_FILE).write_text(redact.text(markdown.render(doc)), encoding="utf-8")
-    (report_dir / HTML_FILE).write_text(htmlpage.render(doc), encoding="utf-8")
-    document.write(badge.badge(doc), report_dir / badge.FILE)
+    document.write_json(doc, report_dir / JSON_FILE)
+    (report_dir / MARKDOWN_FILE).write_text(
+        redact.text(markdown.to_markdown(doc)), encoding="utf-8"
+    )
+    (report_dir / HTML_FILE).write_text(htmlpage.to_html(doc), encoding="utf-8")
+    document.write_json(badge.badge(doc), report_dir / badge.BADGE_FILE)
 
 
 def terminal_summary(tr: pytest.TerminalReporter, run: Run, report_dir: Path) -> None:
-    terminal.render(tr, document.to_dict(run), report_dir)
+    terminal.to_terminal(tr, document.to_dict(run), report_dir)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-FILE = "badge.json"
+BADGE_FILE = "badge.json"
 LABEL = "assistant-conformance"
 COLORS = {"full": "brightgreen", "none": "red"}  # otherwise: core, maybe with groups
 

@@ -27,7 +27,7 @@ class BaselineError(ValueError):
 
 
 @dataclass(frozen=True)
-class Entry:
+class BaselineEntry:
     requirement: str
     reason: str
     expires: dt.date | None = None
@@ -36,7 +36,7 @@ class Entry:
         return self.expires is not None and self.expires < today
 
 
-def load(path: Path, catalogue: Catalogue) -> dict[str, Entry]:
+def load_baseline(path: Path, catalogue: Catalogue) -> dict[str, BaselineEntry]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -53,9 +53,9 @@ def load(path: Path, catalogue: Catalogue) -> dict[str, Entry]:
     return entries
 
 
-def _entry(path: Path, rid: str, value: object) -> Entry:
+def _entry(path: Path, rid: str, value: object) -> BaselineEntry:
     if isinstance(value, str):
-        return Entry(rid, value)
+        return BaselineEntry(rid, value)
     if not isinstance(value, dict) or not str(value.get("reason") or "").strip():
         raise BaselineError(f"--baseline {path}: {rid} needs a reason")
     unknown = set(value) - {"reason", "expires"}
@@ -73,4 +73,4 @@ def _entry(path: Path, rid: str, value: object) -> Entry:
         expires = expires.date()
     if expires is not None and not isinstance(expires, dt.date):
         raise BaselineError(f"--baseline {path}: {rid} expires must be YYYY-MM-DD")
-    return Entry(rid, str(value["reason"]), expires)
+    return BaselineEntry(rid, str(value["reason"]), expires)

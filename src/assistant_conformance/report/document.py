@@ -18,7 +18,7 @@ from typing import Any
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import Run
 
-FORMAT = "assistant-conformance-report/1"
+REPORT_FORMAT = "assistant-conformance-report/1"
 
 
 def redacted(value: Any) -> Any:
@@ -35,7 +35,7 @@ def redacted(value: Any) -> Any:
 def to_dict(run: Run) -> dict[str, Any]:
     by_section = run.by_section()
     document = {
-        "format": FORMAT,
+        "format": REPORT_FORMAT,
         **run.info,
         "result": asdict(run.gate),
         "certification": asdict(run.certification),
@@ -165,7 +165,7 @@ def _count(verdicts: Any) -> dict[str, int]:
     return counts
 
 
-def schema() -> dict[str, Any]:
+def report_schema() -> dict[str, Any]:
     """The JSON Schema of conformance.json, as shipped in the package."""
     text = resources.files("assistant_conformance.report").joinpath(
         "schemas/conformance.schema.json"
@@ -173,7 +173,7 @@ def schema() -> dict[str, Any]:
     return json.loads(text.read_text(encoding="utf-8"))
 
 
-def write(document: dict[str, Any], path: Path) -> None:
+def write_json(document: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

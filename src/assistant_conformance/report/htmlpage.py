@@ -99,7 +99,7 @@ def e(value: object) -> str:
     return escape(str(value if value is not None else ""), quote=True)
 
 
-def render(doc: dict[str, Any]) -> str:
+def to_html(doc: dict[str, Any]) -> str:
     result = doc["result"]
     title = f"API conformance: {result['outcome']} - {doc['target']}"
     parts = [

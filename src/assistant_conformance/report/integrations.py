@@ -24,7 +24,7 @@ from assistant_conformance.report.model import Finding
 JUNIT_FILE = "junit.xml"
 ALLURE_DIR = "allure-results"
 INTERFACE = "spec/interface.md"
-SEVERITY = {"MUST": "critical", "SHOULD": "normal"}
+ALLURE_SEVERITY = {"MUST": "critical", "SHOULD": "normal"}
 
 
 def is_suite_run(config: pytest.Config) -> bool:

@@ -26,7 +26,7 @@ def cell(text: object, limit: int = CELL) -> str:
     return value.replace("|", "\\|").replace("<", "&lt;") or " "
 
 
-def render(doc: dict[str, Any]) -> str:
+def to_markdown(doc: dict[str, Any]) -> str:
     result = doc["result"]
     icon = ICON.get(result["outcome"], "⚠️")
     lines = [

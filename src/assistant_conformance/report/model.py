@@ -8,6 +8,7 @@ the writers only render it.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -22,6 +23,14 @@ UNTESTED = "untested"  # its tests were not run (deselected, or the run stopped)
 VERDICTS = (FAIL, ERROR, KNOWN, WARN, PASS, SKIP, UNSUPPORTED, UNTESTED, PENDING)
 # A requirement's verdict is the worst of what its tests saw, in this order.
 SEVERITY = (FAIL, ERROR, WARN, PASS, SKIP)
+# What differs between two sightings of one failure: identifiers (UUIDs, hex runs) and numbers.
+VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{6,}|\d+(?:\.\d+)?")
+
+
+def without_varying(text: str) -> str:
+    """`text` with what varies between sightings written `#`: a failure's repeats are counted
+    as one (report/verdicts.py), and its ID is stable (suite/evidence/har.py)."""
+    return VARYING.sub("#", text)
 
 
 @dataclass

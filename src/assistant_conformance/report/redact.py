@@ -108,7 +108,7 @@ _NO_RUN = _NoRun()
 _ACTIVE: ContextVar[Secrets | None] = ContextVar("assistant_conformance_secrets", default=None)
 
 
-def current() -> Secrets:
+def active_secrets() -> Secrets:
     return _ACTIVE.get() or _NO_RUN
 
 
@@ -132,28 +132,28 @@ def scope(secrets: Secrets | None = None) -> Iterator[Secrets]:
 
 
 def register(secret: str | None, env_name: str | None = None) -> None:
-    current().register(secret, env_name)
+    active_secrets().register(secret, env_name)
 
 
 def is_secret(value: str) -> bool:
     """Whether `value` is a registered secret (a credential the run holds)."""
-    return current().is_secret(value)
+    return active_secrets().is_secret(value)
 
 
 def variable_of(value: str) -> str | None:
-    return current().variable_of(value)
+    return active_secrets().variable_of(value)
 
 
 def contains_secret(value: str) -> bool:
-    return current().contains(value)
+    return active_secrets().contains(value)
 
 
 def as_variable(value: str) -> str:
-    return current().as_variable(value)
+    return active_secrets().as_variable(value)
 
 
 def text(value: str) -> str:
-    return current().text(value)
+    return active_secrets().text(value)
 
 
 def headers(values: dict[str, str]) -> dict[str, str]:

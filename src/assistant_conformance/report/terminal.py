@@ -21,7 +21,7 @@ COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "p
 ORDER = ("fail", "error", "warn", "known")
 
 
-def render(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -> None:
+def to_terminal(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -> None:
     tr.section("conformance")
     width = max(len(s["title"]) for s in doc["sections"]) + 2
     for section in doc["sections"]:

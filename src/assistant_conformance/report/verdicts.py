@@ -5,11 +5,10 @@ groups, the baseline, the certification level and the gate (exit status). Once p
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 from assistant_conformance.contract.catalogue import Catalogue
-from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import (
     ERROR,
@@ -33,6 +32,7 @@ from assistant_conformance.report.model import (
     RequirementResult,
     Run,
     TestResult,
+    without_varying,
 )
 
 
@@ -45,14 +45,13 @@ def _verdict_of(test: TestResult, req_id: str) -> str:
 
 NOT_EXERCISED = "not exercised: {} ran but recorded nothing on it"
 FINDINGS_KEPT = 10  # per requirement: distinct ones; the rest are counted
-_VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}|\d+(\.\d+)?")
 
 
 def _add_distinct(result: RequirementResult, finding: Finding) -> None:
     """Keep the first few distinct findings of a requirement (the same failure seen on another
     id or at another time is one finding, counted)."""
-    key = (finding.expected, _VARYING.sub("#", finding.actual)[:120])
-    known = [(f.expected, _VARYING.sub("#", f.actual)[:120]) for f in result.findings]
+    key = (finding.expected, without_varying(finding.actual)[:120])
+    known = [(f.expected, without_varying(f.actual)[:120]) for f in result.findings]
     if key in known:
         result.repeats += 1
     elif len(result.findings) < FINDINGS_KEPT:
@@ -147,7 +146,7 @@ def _apply_capabilities(
 
 
 def _apply_baseline(
-    results: dict[str, RequirementResult], entries: dict[str, Entry], today: dt.date
+    results: dict[str, RequirementResult], entries: dict[str, BaselineEntry], today: dt.date
 ) -> list[BaselineStatus]:
     statuses = []
     for rid, entry in entries.items():
@@ -233,7 +232,7 @@ def build(
     *,
     info: dict[str, Any],
     capabilities: dict[str, GroupStatus],
-    baseline: dict[str, Entry],
+    baseline: dict[str, BaselineEntry],
     baseline_file: str = "",
     unattributed: list[str] | None = None,
     today: dt.date | None = None,

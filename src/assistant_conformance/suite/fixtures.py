@@ -15,7 +15,7 @@ from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
-from assistant_conformance.suite.flows.control import resolve
+from assistant_conformance.suite.flows.control import resolve_agent
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, open_target
@@ -128,7 +128,7 @@ def capability_groups(
             {g: capabilities.GroupStatus(capabilities.NOT_PROBED, "", unprobed) for g in writes}
         )
         skip += writes
-    found.update(capabilities.probe(api, skip=skip))
+    found.update(capabilities.probe_groups(api, skip=skip))
     return found
 
 
@@ -144,7 +144,7 @@ def _capability_gate(request: pytest.FixtureRequest) -> None:
     if not all(g in found for g in groups):
         found = request.getfixturevalue("capability_groups")
     for group in groups:
-        if found[group].status == capabilities.UNSUPPORTED:
+        if found[group].status == capabilities.UNSUPPORTED_GROUP:
             pytest.skip(capabilities.skip_reason(found[group], group))
 
 
@@ -158,7 +158,7 @@ def agent(
 ) -> Iterator[Agent]:
     """The assistant and input every run of the session uses (flows/agent.py); at the end, what
     the runs cost (the runs of the threads the session created, read before they are removed)."""
-    found = resolve(
+    found = resolve_agent(
         api,
         ledger,
         assistant=suite_settings.assistant,

@@ -41,7 +41,7 @@ from assistant_conformance.suite.judging.findings import TestRecord
 from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.run import capabilities, identity, results
-from assistant_conformance.suite.run.state import RECORD, RUN, SESSION, RunState, run_state
+from assistant_conformance.suite.run.state import RECORD_KEY, RUN_KEY, SESSION, RunState, run_state
 from assistant_conformance.suite.safety import sweep
 from assistant_conformance.suite.safety.session import breaches, redact_report, skip_writers
 
@@ -74,7 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
     try:
         settings = SuiteSettings.from_config(config)
-        known = baseline.load(settings.baseline, catalogue) if settings.baseline else {}
+        known = baseline.load_baseline(settings.baseline, catalogue) if settings.baseline else {}
         if active and not hasattr(config, "workerinput"):
             check_report_dir(settings.report_dir)
     except (OptionError, baseline.BaselineError) as exc:
@@ -90,13 +90,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
         )
-    caps = capabilities.declared(settings.unsupported)
+    caps = capabilities.declared_unsupported(settings.unsupported)
     collector = outcomes.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
     state = RunState(settings, policy, secrets, known, caps, collector, bool(worker), active)
     if worker and worker.get(SESSION):
         state.session = worker[SESSION]
-    config.stash[RUN] = state
+    config.stash[RUN_KEY] = state
     if active and settings.shard:
         config.pluginmanager.register(shards.Split(settings.shard, settings.examples))
     integrations.default_outputs(config, settings.report_dir)
@@ -118,7 +118,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     state = run_state(config)
     if not state.active:
         return []
-    return identity.header(state.settings, len(state.baseline))
+    return identity.header_lines(state.settings, len(state.baseline))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -161,7 +161,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     state = run_state(item.config)
     settings = state.settings
     record = TestRecord(frozenset(requirement_ids(item)), settings.strict_conformance, item.nodeid)
-    item.stash[RECORD] = record
+    item.stash[RECORD_KEY] = record
     with findings.recording(record):
         try:
             return (yield)
@@ -172,7 +172,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             try:
                 record.finish()  # judgements held until the test's end (the property layer's)
             finally:
-                door_charges.settle(record)  # what the doors observed during the test
+                door_charges.charge_observations(record)  # what the doors observed during the test
                 if state.active:  # the operations its exchanges show absent (suite/http/absent.py)
                     guard = state.safety.guard if state.safety else None
                     probed = {a.operation for a in state.lacking}
@@ -183,7 +183,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
                 ledger = state.safety.ledger if state.safety else None
                 target = ledger.target if ledger else settings.base_url or ""
                 prefix = ledger.run_prefix if ledger else ""
-                har.keep(record, state.origins, har.Run.of(settings, target, prefix))
+                har.keep(record, state.origins, har.HarRun.of(settings, target, prefix))
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)  # inside allure's and junit's view of the report
@@ -192,11 +192,11 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     redact_report(report, call)  # an exception, captured output: before anyone shows it
-    record = item.stash.get(RECORD, None) if call.when == "call" else None
+    record = item.stash.get(RECORD_KEY, None) if call.when == "call" else None
     state = run_state(item.config)
     caps = state.capabilities
     extra = {"capabilities": {g: s.as_dict() for g, s in caps.items()}} if caps else {}
-    outcomes.settle(
+    outcomes.decide_outcome(
         report,
         call,
         requirement_ids(item),
@@ -284,13 +284,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         run.gate = Gate(status, why, [stopped, *run.gate.problems] if stopped else early)
     write_all(run, state.settings.report_dir)
     finished = status != pytest.ExitCode.INTERRUPTED and not stopped
-    results.save(results.kept(run, state.collector.results, measured, finished), state.settings)
+    results.save_results(
+        results.kept(run, state.collector.results, measured, finished), state.settings
+    )
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    state = config.stash.get(RUN, None)
+    state = config.stash.get(RUN_KEY, None)
     if state is None:
         return
     if state.result is not None:

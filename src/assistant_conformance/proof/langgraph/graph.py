@@ -57,7 +57,7 @@ class ChatState(TypedDict):
     messages: Annotated[list[BaseMessage], add_messages]
 
 
-async def respond(state: ChatState) -> dict[str, Any]:
+async def model_reply(state: ChatState) -> dict[str, Any]:
     return {"messages": [await model.ainvoke(state["messages"])]}
 
 
@@ -74,7 +74,12 @@ async def answer(state: PlainState) -> dict[str, Any]:
     return {"output": reply.content}
 
 
-echo = StateGraph(ChatState).add_node(respond).add_edge(START, "respond").add_edge("respond", END)
+echo = (
+    StateGraph(ChatState)
+    .add_node("respond", model_reply)
+    .add_edge(START, "respond")
+    .add_edge("respond", END)
+)
 echo = echo.compile()
 plain = StateGraph(PlainState).add_node(answer).add_edge(START, "answer").add_edge("answer", END)
 plain = plain.compile()

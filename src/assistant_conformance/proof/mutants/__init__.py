@@ -38,7 +38,7 @@ MUTANTS: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
 }
 
 
-def wrap(app: ASGIApp, name: str) -> ASGIApp:
+def with_mutant(app: ASGIApp, name: str) -> ASGIApp:
     """The reference app with mutant `name` around it."""
     try:
         middleware = MUTANTS[name][0]

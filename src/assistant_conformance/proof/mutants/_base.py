@@ -10,7 +10,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-KB_PREFIXES = r"/api/ai/(?:v1/kb|knowledges)"
+from assistant_conformance.contract.openapi import KB_PREFIXES
+
 PERMISSIONS = ("private", "organization", "public")
 
 
@@ -94,7 +95,7 @@ def with_header(scope: Scope, name: bytes, value: bytes) -> Scope:
     return {**scope, "headers": headers}
 
 
-async def respond(send: Send, status: int, body: Any) -> None:
+async def send_json(send: Send, status: int, body: Any) -> None:
     content = json.dumps(body).encode() if body is not None else b""
     headers = [(b"content-type", b"application/json")] if body is not None else []
     headers.append((b"content-length", str(len(content)).encode()))
@@ -235,7 +236,7 @@ ERROR_500 = {"statusCode": 500, "message": "Internal server error"}
 DELETED = {"raw": [], "affected": 1}  # the reference's answer to a delete
 
 
-def not_found(what: str) -> dict[str, Any]:
+def not_found_body(what: str) -> dict[str, Any]:
     return {"statusCode": 404, "message": f"{what} not found", "error": "Not Found"}
 
 
@@ -265,7 +266,7 @@ class DeleteKeeps(Mutant):
         path = scope["path"]
         start, content = await answer_of(self.app, as_request(scope, "GET", self.probe(path)))
         if start["status"] == 200 and self.found(path, json_or_none(content)):
-            await respond(send, self.status, self.body)
+            await send_json(send, self.status, self.body)
             return
         await self.app(scope, receive, send)
 

@@ -8,7 +8,7 @@ import re
 
 from starlette.types import Receive, Scope, Send
 
-from assistant_conformance.proof.mutants._base import THREAD, Mutant, read_body, respond
+from assistant_conformance.proof.mutants._base import THREAD, Mutant, read_body, send_json
 
 
 class ThreadSearchMissing(Mutant):
@@ -42,7 +42,7 @@ class ThreadCopyNotImplemented(Mutant):
             await self.app(scope, receive, send)
             return
         await read_body(receive)
-        await respond(send, 400, {"message": "This feature is not yet implemented"})
+        await send_json(send, 400, {"message": "This feature is not yet implemented"})
 
 
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {

@@ -17,11 +17,11 @@ from assistant_conformance.proof.mutants._base import (
     Mutant,
     answer_of,
     json_or_none,
-    not_found,
+    not_found_body,
     read_body,
     replay,
-    respond,
     send_answer,
+    send_json,
     with_header,
 )
 
@@ -46,7 +46,7 @@ class KbPrefixesSeparate(Mutant):
         prefix, kb_id = match[1], match[2]
         if kb_id is not None:
             if self.home.get(kb_id, prefix) != prefix and self.authorized(scope):
-                await respond(send, 404, not_found("knowledge base"))
+                await send_json(send, 404, not_found_body("knowledge base"))
                 return
             await self.app(scope, receive, send)
             return
@@ -81,7 +81,7 @@ class KbExtIdRejected(KbWrite):
         data = json_or_none(body)
         if isinstance(data, dict) and "extKnowledgebaseId" in data and self.authorized(scope):
             message = "extKnowledgebaseId: external knowledge bases are not supported"
-            await respond(send, 400, {"statusCode": 400, "message": message})
+            await send_json(send, 400, {"statusCode": 400, "message": message})
             return
         await self.app(scope, replay(body, receive), send)
 

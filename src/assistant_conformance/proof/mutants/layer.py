@@ -16,7 +16,7 @@ from assistant_conformance.proof.mutants._base import (
     json_or_none,
     read_body,
     replay,
-    respond,
+    send_json,
     with_header,
 )
 
@@ -80,7 +80,7 @@ class EmptyBulk500(Mutant):
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)
         if self.authorized(scope) and body.strip() == b"[]":
-            await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
+            await send_json(send, 500, {"statusCode": 500, "message": "Internal server error"})
             return
         await self.app(scope, replay(body, receive), send)
 
@@ -94,7 +94,7 @@ class DeletedThreadReadable(Mutant):
         if not self.authorized(scope):
             await self.app(scope, receive, send)
             return
-        await respond(send, 202, None)
+        await send_json(send, 202, None)
 
 
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {

@@ -25,10 +25,10 @@ from assistant_conformance.proof.mutants._base import (
     answer_of,
     as_request,
     json_or_none,
-    not_found,
+    not_found_body,
     read_body,
-    respond,
     send_answer,
+    send_json,
     with_header,
 )
 
@@ -126,7 +126,7 @@ class CopiedThreadNotFound(Mutant):
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] == "GET":
             if scope["path"].rsplit("/", 1)[-1] in self.copies and self.authorized(scope):
-                await respond(send, 404, not_found("thread"))
+                await send_json(send, 404, not_found_body("thread"))
                 return
             await self.app(scope, receive, send)
             return
@@ -246,7 +246,7 @@ class RecancelFails(Mutant):
         start, content = await answer_of(self.app, as_request(scope, "GET", run))
         status = (json_or_none(content) or {}).get("status") if start["status"] == 200 else None
         if status in RUN_TERMINAL:
-            await respond(send, 500, ERROR_500)
+            await send_json(send, 500, ERROR_500)
             return
         await self.app(scope, receive, send)
 

@@ -18,7 +18,7 @@ from assistant_conformance.proof.mutants._base import (
     json_or_none,
     read_body,
     replay,
-    respond,
+    send_json,
     with_header,
 )
 
@@ -118,7 +118,7 @@ class MissingToken500(Mutant):
         return b"authorization" not in dict(scope["headers"])
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
+        await send_json(send, 500, {"statusCode": 500, "message": "Internal server error"})
 
 
 class GetRunNoAuth(Mutant):
@@ -196,7 +196,7 @@ class KbCreateEmptyBody500(Mutant):
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)
         if self.authorized(scope) and not body.strip():
-            await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
+            await send_json(send, 500, {"statusCode": 500, "message": "Internal server error"})
             return
         await self.app(scope, replay(body, receive), send)
 
@@ -210,7 +210,7 @@ class BodyRequired(Mutant):
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await read_body(receive)
         if self.authorized(scope) and not body.strip():
-            await respond(send, 422, {"statusCode": 422, "message": "a JSON body is required"})
+            await send_json(send, 422, {"statusCode": 422, "message": "a JSON body is required"})
             return
         await self.app(scope, replay(body, receive), send)
 

@@ -19,8 +19,8 @@ from assistant_conformance.proof.mutants._base import (
     json_or_none,
     read_body,
     replay,
-    respond,
     send_answer,
+    send_json,
 )
 
 # --- streams -------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ class UnknownIdAnswersEmpty(Mutant):
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         start, content = await answer_of(self.app, scope, await read_body(receive))
         if start["status"] == 404:
-            await respond(send, 200, {})
+            await send_json(send, 200, {})
             return
         await send_answer(send, start, start["status"], content)
 
@@ -198,7 +198,7 @@ class MalformedJson500(Mutant):
             json.loads(body)
         except (ValueError, RecursionError):
             if body.strip() and self.authorized(scope):
-                await respond(send, 500, {"statusCode": 500, "message": "Internal server error"})
+                await send_json(send, 500, {"statusCode": 500, "message": "Internal server error"})
                 return
         await self.app(scope, replay(body, receive), send)
 
@@ -255,7 +255,7 @@ class ContextDeleteKeepsFile(Mutant):
         file = f"/api/ai/files/{scope['path'].rsplit('/', 1)[-1]}"  # the reference's download
         start, content = await answer_of(self.app, as_request(scope, "GET", file))
         if start["status"] == 200:
-            await respond(send, 200, {"raw": [], "affected": 1})
+            await send_json(send, 200, {"raw": [], "affected": 1})
             return
         await send_answer(send, start, start["status"], content)
 

@@ -17,8 +17,8 @@ from assistant_conformance.proof.mutants._base import (
     json_or_none,
     read_body,
     replay,
-    respond,
     send_answer,
+    send_json,
 )
 from assistant_conformance.proof.mutants.statuses import NoWwwAuthenticate
 
@@ -42,7 +42,7 @@ class WaitFailsAfterRun(Mutant):
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
         start, content = await answer_of(self.app, scope, await read_body(receive))
         if 200 <= start["status"] < 300:
-            await respond(send, 500, ERROR_500)
+            await send_json(send, 500, ERROR_500)
             return
         await send_answer(send, start, start["status"], content)
 
@@ -77,7 +77,7 @@ class CrashAsSuccess(Mutant):
         body = await read_body(receive)
         start, content = await answer_of(self.app, scope, body)
         if not body.strip() and 200 <= start["status"] < 300:
-            await respond(send, start["status"], {"message": self.crash})
+            await send_json(send, start["status"], {"message": self.crash})
             return
         await send_answer(send, start, start["status"], content)
 
@@ -147,10 +147,10 @@ class StateWriteCrashesAfterRun(Mutant):
 
 async def refuse(send: Send, ran: bool) -> None:
     if ran:
-        await respond(send, 500, ERROR_500)
+        await send_json(send, 500, ERROR_500)
         return
     why = "values.messages must hold messages (a text, or an object with type and content)"
-    await respond(send, 400, {"statusCode": 400, "message": why, "error": "Bad Request"})
+    await send_json(send, 400, {"statusCode": 400, "message": why, "error": "Bad Request"})
 
 
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {

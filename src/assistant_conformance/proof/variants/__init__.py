@@ -54,7 +54,7 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
 }
 
 
-def wrap(app: ASGIApp, name: str) -> ASGIApp:
+def with_variant(app: ASGIApp, name: str) -> ASGIApp:
     """The reference app with variant `name` around it."""
     try:
         return VARIANTS[name](app)

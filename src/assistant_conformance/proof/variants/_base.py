@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assistant_conformance.contract.openapi import KB_PREFIXES
 
 
 class Variant:
@@ -26,12 +29,16 @@ class Variant:
         await self.app(scope, receive, send)
 
 
-def header(message: Message, name: bytes) -> bytes:
+# A knowledge-base create or update, its id (if any) named `id`.
+KB_WRITE = re.compile(KB_PREFIXES + r"(?:/(?P<id>[^/]+))?")
+
+
+def asgi_header(message: Message, name: bytes) -> bytes:
     return dict((k.lower(), v) for k, v in message.get("headers", [])).get(name, b"")
 
 
-def is_json(start: Message) -> bool:
-    content_type = header(start, b"content-type").split(b";")[0].strip()
+def is_json_start(start: Message) -> bool:
+    content_type = asgi_header(start, b"content-type").split(b";")[0].strip()
     return content_type == b"application/json" or content_type.endswith(b"+json")
 
 
@@ -54,7 +61,7 @@ class JsonRewrite(Variant):
             nonlocal passing
             if message["type"] == "http.response.start":
                 start.update(message)
-                passing = not is_json(message)
+                passing = not is_json_start(message)
                 if passing:
                     await send(message)
                 return

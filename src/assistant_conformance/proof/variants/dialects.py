@@ -19,8 +19,8 @@ from assistant_conformance.proof.mutants._base import (
     json_or_none,
     read_body,
     replay,
-    respond,
     send_answer,
+    send_json,
     with_header,
 )
 from assistant_conformance.proof.variants._base import JsonRewrite, Variant
@@ -92,7 +92,7 @@ class RunBodyChecked(Variant):
         if start["status"] != 200:  # the credential or the thread refused first
             await send_answer(send, start, start["status"], content)
             return
-        await respond(send, *refused)
+        await send_json(send, *refused)
 
     def refusal(self, body: dict[str, Any]) -> tuple[int, Any] | None:
         return None

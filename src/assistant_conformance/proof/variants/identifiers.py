@@ -10,7 +10,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants import read_body
 from assistant_conformance.proof.mutants._base import replay
-from assistant_conformance.proof.variants._base import JsonRewrite, header
+from assistant_conformance.proof.variants._base import JsonRewrite, asgi_header
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 OPAQUE = re.compile(rb"id_([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})")
@@ -64,7 +64,7 @@ class OpaqueIdentifiers(JsonRewrite):
         async def rewritten(message: Message) -> None:
             nonlocal stream
             if message["type"] == "http.response.start":
-                stream = header(message, b"content-type").startswith(b"text/event-stream")
+                stream = asgi_header(message, b"content-type").startswith(b"text/event-stream")
                 message = {
                     **message,
                     "headers": [self.location(k, v) for k, v in message["headers"]],

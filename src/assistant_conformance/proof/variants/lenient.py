@@ -22,17 +22,16 @@ from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import Message, Receive, Scope, Send
 
+from assistant_conformance.contract.openapi import KB_PREFIXES
 from assistant_conformance.proof.mutants import read_body
 from assistant_conformance.proof.mutants._base import replay
-from assistant_conformance.proof.variants._base import Variant, is_json, send_whole
+from assistant_conformance.proof.variants._base import KB_WRITE, Variant, is_json_start, send_whole
 
-KB = r"/api/ai/(?:v1/kb|knowledges)"
-KB_WRITE = re.compile(rf"{KB}(?:/[^/]+)?")
-BULK = re.compile(rf"{KB}/[^/]+/bulk")
-PROCESS = re.compile(rf"{KB}/[^/]+/process")
-STATUS = re.compile(rf"{KB}/[^/]+/status")
+BULK = re.compile(rf"{KB_PREFIXES}/[^/]+/bulk")
+PROCESS = re.compile(rf"{KB_PREFIXES}/[^/]+/process")
+KB_STATUS = re.compile(rf"{KB_PREFIXES}/[^/]+/status")
 PAGED = re.compile(r"/api/ai/(?:threads/[^/]+/runs|conversations/[^/]+/messages)")
-USAGE = re.compile(r"/api/ai/threads/[^/]+/usage")
+USAGE_PATH = re.compile(r"/api/ai/threads/[^/]+/usage")
 DEFAULTS = {
     "limit": "10",
     "offset": "0",
@@ -54,8 +53,8 @@ class NoValidation(Variant):
         method, path = scope["method"], scope["path"]
         if method == "GET":
             wanted: tuple[str, ...] = ("limit", "offset") if PAGED.fullmatch(path) else ()
-            wanted = ("start", "end") if USAGE.fullmatch(path) else wanted
-            wanted = ("ids",) if STATUS.fullmatch(path) else wanted
+            wanted = ("start", "end") if USAGE_PATH.fullmatch(path) else wanted
+            wanted = ("ids",) if KB_STATUS.fullmatch(path) else wanted
             await self.app(self._defaulted(scope, wanted), receive, send)
             return
         if method not in ("POST", "PUT") or not KB_WRITE.match(path):
@@ -122,10 +121,10 @@ def _restoring(send: Send, restore: dict[str, Any]) -> Send:
     async def restoring(message: Message) -> None:
         if message["type"] == "http.response.start":
             start.update(message)
-            if not is_json(message):
+            if not is_json_start(message):
                 await send(message)
             return
-        if not is_json(start):
+        if not is_json_start(start):
             await send(message)
             return
         chunks.append(message.get("body", b""))

@@ -12,7 +12,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants._base import RUN, RUN_TERMINAL, STREAMS, THREAD
-from assistant_conformance.proof.variants._base import JsonRewrite, Variant, header
+from assistant_conformance.proof.variants._base import JsonRewrite, Variant, asgi_header
 
 RUN_READS = re.compile(rf"{RUN}|{THREAD}/runs")
 LAG = 0.2  # seconds the stored status trails the stream's end
@@ -23,9 +23,9 @@ def streaming(scope: Scope) -> bool:
     return scope["method"] in ("GET", "POST") and bool(STREAMS.fullmatch(scope["path"]))
 
 
-def run_of(start: Message, scope: Scope) -> str:
+def stream_run_id(start: Message, scope: Scope) -> str:
     """The run a stream answer is of: its Content-Location, else the join's path."""
-    where = header(start, b"content-location").decode("latin-1") or scope["path"]
+    where = asgi_header(start, b"content-location").decode("latin-1") or scope["path"]
     match = re.search(r"/runs/([^/]+)(?:/stream)?$", where)
     return match[1] if match and match[1] != "stream" else ""
 
@@ -55,8 +55,10 @@ class StatusLagsStreamEnd(JsonRewrite):
         async def watched(message: Message) -> None:
             nonlocal run
             if message["type"] == "http.response.start":
-                event_stream = header(message, b"content-type").startswith(b"text/event-stream")
-                run = run_of(message, scope) if event_stream else ""
+                event_stream = asgi_header(message, b"content-type").startswith(
+                    b"text/event-stream"
+                )
+                run = stream_run_id(message, scope) if event_stream else ""
             elif run and (
                 b"event: end" in message.get("body", b"") or not message.get("more_body")
             ):
@@ -100,8 +102,8 @@ class IdlessOpeningFrame(Variant):
         async def opened(message: Message) -> None:
             nonlocal opening
             if message["type"] == "http.response.start":
-                run = run_of(message, scope)
-                if run and header(message, b"content-type").startswith(b"text/event-stream"):
+                run = stream_run_id(message, scope)
+                if run and asgi_header(message, b"content-type").startswith(b"text/event-stream"):
                     self.attempts[run] += 1
                     data = json.dumps({"run_id": run, "attempt": self.attempts[run]}).encode()
                     opening = b"event: metadata\ndata: " + data + b"\n\n"

@@ -15,21 +15,18 @@ both as by the reference: the suite must pass them with no failure, warning or e
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from assistant_conformance.proof.mutants._base import KB_PREFIXES, json_or_none, replay, respond
-from assistant_conformance.proof.mutants._base import read_body as read_request
-from assistant_conformance.proof.variants._base import Variant
-from assistant_conformance.reference._knowledge_pipeline import KB
+from assistant_conformance.proof.mutants._base import json_or_none, read_body, replay, send_json
+from assistant_conformance.proof.variants._base import KB_WRITE, Variant
+from assistant_conformance.reference._knowledge_pipeline import KNOWLEDGEBASE
 from assistant_conformance.reference.auth import principal_for
 
-KB_WRITE = re.compile(KB_PREFIXES + r"(?:/(?P<id>[^/]+))?")
 # The one workspace this server has (the suite is told, as a user would tell it).
 WORKSPACE = "5f0c2b1e-7a44-4d36-9c0e-2b8f6a1d9e33"
-REFERENCES = {
+CHECKED_REFERENCES = {
     "workspaceId": ("workspace", {WORKSPACE}),
     "integrationId": ("integration", set()),
     "copilotModel.copilotId": ("copilot", set()),
@@ -42,7 +39,7 @@ def _value_at(body: dict[str, Any], path: str) -> Any:
     return holder.get(leaf) if isinstance(holder, dict) else None
 
 
-def bad_request(message: str) -> dict[str, Any]:
+def bad_request_body(message: str) -> dict[str, Any]:
     return {"statusCode": 400, "message": message, "error": "Bad Request"}
 
 
@@ -56,11 +53,11 @@ class KbWriteVariant(Variant):
         if match is None or scope["method"] != write:
             await self.app(scope, receive, send)
             return
-        raw = await read_request(receive)
+        raw = await read_body(receive)
         body, owner = json_or_none(raw), self.owner(scope)
         why = self.refusal(body, owner, match["id"]) if isinstance(body, dict) and owner else None
         if why is not None:
-            await respond(send, 400, bad_request(why))
+            await send_json(send, 400, bad_request_body(why))
             return
         await self.app(scope, replay(raw, receive), send)
 
@@ -81,14 +78,14 @@ class KbReferencesChecked(KbWriteVariant):
     pytest_args = (f"--kb-workspace-id={WORKSPACE}",)
 
     def refusal(self, body: dict[str, Any], owner: str, kb_id: str | None) -> str | None:
-        for path, (kind, known) in REFERENCES.items():
+        for path, (kind, known) in CHECKED_REFERENCES.items():
             value = _value_at(body, path)
             if isinstance(value, str) and value not in known:
                 return f"Bad Request: {path} names no {kind} ({value})"
         name = body.get("name")
         if not isinstance(name, str):
             return None
-        living = self.app.state.context.db.list(KB, owner)  # type: ignore[attr-defined]
+        living = self.app.state.context.db.list(KNOWLEDGEBASE, owner)  # type: ignore[attr-defined]
         if any(kb.get("name") == name and kb.get("id") != kb_id for kb in living):
             return "Name Exist"
         return None

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants import EventFrames
-from assistant_conformance.proof.variants._base import JsonRewrite, Variant, header
+from assistant_conformance.proof.variants._base import JsonRewrite, Variant, asgi_header
 
 
 class ExtraFields(JsonRewrite):
@@ -127,7 +127,7 @@ class Gzip(Variant):
                 return
             body, more = message.get("body", b""), message.get("more_body", False)
             if encoder is None:
-                if (not body and not more) or header(start, b"content-encoding"):
+                if (not body and not more) or asgi_header(start, b"content-encoding"):
                     await send(start)  # nothing to encode (or already encoded)
                     await send(message)
                     encoder = False

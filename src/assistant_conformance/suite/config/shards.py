@@ -36,7 +36,7 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def key(nodeid: str) -> str:
+def duration_key(nodeid: str) -> str:
     """A test's name wherever the suite is installed: its file's name and what follows."""
     path, _, rest = nodeid.partition("::")
     return f"{PurePosixPath(path.replace(chr(92), '/')).name}::{rest}"
@@ -66,9 +66,9 @@ def split(nodeids: list[str], count: int, examples: int) -> list[list[str]]:
     known = durations(examples)
     ordered = sorted(known.values()) or [1.0]
     usual = ordered[len(ordered) // 2]
-    cost = {n: known.get(key(n), usual) for n in nodeids}
+    cost = {n: known.get(duration_key(n), usual) for n in nodeids}
     loads, shares = [0.0] * count, [[] for _ in range(count)]  # type: list[float], list[list[str]]
-    for nodeid in sorted(nodeids, key=lambda n: (-cost[n], key(n))):
+    for nodeid in sorted(nodeids, key=lambda n: (-cost[n], duration_key(n))):
         lightest = min(range(count), key=lambda i: (loads[i], i))
         loads[lightest] += cost[nodeid]
         shares[lightest].append(nodeid)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ import httpx
 from assistant_conformance import __version__
 from assistant_conformance.contract.openapi import operation_label
 from assistant_conformance.report import redact
-from assistant_conformance.report.model import Finding
+from assistant_conformance.report.model import Finding, without_varying
 from assistant_conformance.suite.evidence import places
 from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.http.trail import Entry
@@ -43,11 +42,10 @@ from assistant_conformance.suite.judging.findings import TestRecord, Traced
 FOLDER = "exchanges"
 ORIGINS_KEPT = 400  # exchanges kept for later findings that use what they made
 CREATOR = {"name": "assistant-conformance", "version": __version__}
-_VARYING = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{6,}|\d+")
 
 
 @dataclass(frozen=True)
-class Run:
+class HarRun:
     """What a finding's HAR says of the run it came from: seed, target, the bounds it judged by."""
 
     report_dir: Path
@@ -58,15 +56,15 @@ class Run:
     prefix: str  # the run's mark in what it creates (a replay writes its own instead)
 
     @classmethod
-    def of(cls, settings: Any, target: str, prefix: str) -> Run:
+    def of(cls, settings: Any, target: str, prefix: str) -> HarRun:
         return cls(settings.report_dir, settings.seed, target, settings.request_timeout,
                    settings.process_timeout, prefix)  # fmt: skip
 
 
-def keep(record: TestRecord, origins: list[Entry], run: Run) -> None:
+def keep(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
     """At a test's end: the HAR of each of its findings; what it created stays among `origins`
     (a later test's finding may use it); its other exchanges are let go."""
-    write(record, origins, run)
+    write_hars(record, origins, run)
     origins.extend(e for e in record.exchanges if trail.created(e))
     del origins[:-ORIGINS_KEPT]
     record.exchanges.clear()
@@ -78,7 +76,7 @@ def clear(report_dir: Path) -> None:
         old.unlink(missing_ok=True)
 
 
-def write(record: TestRecord, origins: list[Entry], run: Run) -> None:
+def write_hars(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
     """Give each failed finding of the test its ID and write the exchanges that led to it: its
     test's from where the finding's case began, after those of fixtures it used the work of."""
     alike: Counter[str] = Counter()
@@ -95,7 +93,7 @@ def write(record: TestRecord, origins: list[Entry], run: Run) -> None:
         finding = traced.finding
         finding.id = base if alike[base] == 1 else f"{base}-{alike[base]}"
         finding.har = f"{FOLDER}/{finding.id}.har"
-        har = document(finding, entries, check, run, record.nodeid)
+        har = har_of(finding, entries, check, run, record.nodeid)
         (run.report_dir / FOLDER).mkdir(parents=True, exist_ok=True)
         text = redact.text(json.dumps(har, indent=1, ensure_ascii=False))
         (run.report_dir / finding.har).write_text(text + "\n", encoding="utf-8")
@@ -114,13 +112,13 @@ def finding_id(
     entry = entries[main_entry(check, entries)]
     operation = operation_label(entry.method, httpx.URL(entry.url).path)
     kind = check.get("check") or check["kind"]
-    expected = _VARYING.sub("#", traced.finding.expected)
+    expected = without_varying(traced.finding.expected)
     key = f"{seed}|{traced.finding.requirement}|{operation}|{kind}|{nodeid}|{expected}"
     return f"{traced.finding.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
-def document(
-    finding: Finding, entries: list[Entry], check: checks.Check, run: Run, nodeid: str
+def har_of(
+    finding: Finding, entries: list[Entry], check: checks.Check, run: HarRun, nodeid: str
 ) -> dict[str, Any]:
     return {
         "log": {
@@ -256,7 +254,7 @@ class Recorded:
         return self.log["entries"]
 
 
-def load(report_dir: Path) -> dict[str, Recorded]:
+def recorded_findings(report_dir: Path) -> dict[str, Recorded]:
     """The findings of a report folder that have exchanges, by ID."""
     found = {}
     for path in sorted((report_dir / FOLDER).glob("*.har")):

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite.http import trail
-from assistant_conformance.suite.http.sse import parse
+from assistant_conformance.suite.http import strictjson, trail
+from assistant_conformance.suite.http.sse import parse_events
 from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import checks
 
@@ -79,24 +79,24 @@ def slots(entry: Entry) -> Iterator[tuple[str, str]]:
     scheme, _, token = headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer":
         yield "header:authorization", token.strip()
-    for path, value in leaves(_json(entry.request_body)):
+    for path, value in leaves(strictjson.lenient(entry.request_body or b"")):
         yield f"body{path}", value
 
 
 def place(entry: Entry, value: str, events_only: bool) -> str | None:
     body = bytes(entry.response_body)
     if entry.stream is not None or "event-stream" in _type(entry.response_headers):
-        for k, event in enumerate(parse(body.decode("utf-8", "replace"))):
+        for k, event in enumerate(parse_events(body.decode("utf-8", "replace"))):
             if event.id == value:
                 return f"event[{k}].id"
             if not events_only:
-                for path, leaf in leaves(_json(event.data.encode())):
+                for path, leaf in leaves(strictjson.lenient(event.data.encode())):
                     if leaf == value:
                         return f"event[{k}].data{path}"
         return None
     if events_only:
         return None
-    for path, leaf in leaves(_json(body)):
+    for path, leaf in leaves(checks.body_of(entry)):
         if leaf == value:
             return f"body{path}"
     for name in ("location", "content-location"):
@@ -108,13 +108,6 @@ def place(entry: Entry, value: str, events_only: bool) -> str | None:
 
 def _type(headers: dict[str, str]) -> str:
     return {k.lower(): v for k, v in headers.items()}.get("content-type", "")
-
-
-def _json(body: bytes | None) -> Any:
-    try:
-        return json.loads(body or b"null")
-    except (ValueError, RecursionError):
-        return None
 
 
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -147,13 +140,13 @@ def place_value(entry: trail.Entry, at: str) -> str | None:
         return header.rstrip("/").rsplit("/", 1)[-1] or None
     if at.startswith("event["):
         number, _, rest = at[6:].partition("]")
-        events = parse(bytes(entry.response_body).decode("utf-8", "replace"))
+        events = parse_events(bytes(entry.response_body).decode("utf-8", "replace"))
         if int(number) >= len(events):
             return None
         event = events[int(number)]
         if rest == ".id":
             return event.id
-        return _dig(_json(event.data.encode()), rest.removeprefix(".data"))
+        return _dig(strictjson.lenient(event.data.encode()), rest.removeprefix(".data"))
     return _dig(checks.body_of(entry), at.removeprefix("body"))
 
 
@@ -191,7 +184,7 @@ def put(
     elif slot == "header:authorization":
         headers = {**headers, "Authorization": f"Bearer {value}"}
     elif slot.startswith("body") and body is not None:
-        document = _json(body)
+        document = strictjson.lenient(body or b"")
         if _set(document, slot[4:], value):
             body = json.dumps(document).encode("utf-8")
     return url, headers, body

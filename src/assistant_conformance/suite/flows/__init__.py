@@ -24,9 +24,8 @@ import httpx
 from assistant_conformance.contract.openapi import Operation
 from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.judging import checks, findings
-from assistant_conformance.suite.judging.checks import mismatches as mismatches  # where it was
+from assistant_conformance.suite.judging.charges import SHAPE
 
-SHAPE = "ROBUST-RESPONSE-SHAPE"
 POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
 
 

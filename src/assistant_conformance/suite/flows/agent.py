@@ -43,16 +43,16 @@ PLACEHOLDER = "{text}"
 DEFAULT_INPUT: dict[str, Any] = {"messages": [{"role": "user", "content": PLACEHOLDER}]}
 TEXT_INPUT: dict[str, Any] = {"input": PLACEHOLDER}
 INPUTS = (DEFAULT_INPUT, TEXT_INPUT)
-THREAD = re.compile(r"/api/ai/threads/[^/]+")
+THREAD_PATTERN = re.compile(r"/api/ai/threads/[^/]+")
 
 # The ways a run can be made and read to its end.
-WAIT, STREAM, JOIN = "runs/wait", "runs/stream", "runs then join"
-PATHS = (WAIT, STREAM, JOIN)
+BY_WAIT, BY_STREAM, BY_JOIN = "runs/wait", "runs/stream", "runs then join"
+PATHS = (BY_WAIT, BY_STREAM, BY_JOIN)
 WORKS, REFUSED, BROKEN = "works", "refused", "broken"
 
 # LangGraph's run options: the document shows none. Each is sent by the checks that need it, where
 # the target took it in the control; a server that does not know one may refuse it.
-OPTIONS: dict[str, Any] = {
+RUN_OPTIONS: dict[str, Any] = {
     "stream_mode": ["values", "messages-tuple", "updates"],  # one event per token
     "stream_resumable": True,  # events kept for a join with last-event-id
     "on_disconnect": "continue",  # the run goes on when the suite drops its stream
@@ -205,7 +205,9 @@ def agent_record(agent: Agent) -> dict[str, Any]:
 def runs_started(api: httpx.Client, ledger: Ledger) -> list[RunCost]:
     """The runs of every thread the session created and still has (read before cleanup; a
     thread whose list gets no answer within the run's bounds is left out)."""
-    threads = [e.path for e in ledger.entries if e.method == "DELETE" and THREAD.fullmatch(e.path)]
+    threads = [
+        e.path for e in ledger.entries if e.method == "DELETE" and THREAD_PATTERN.fullmatch(e.path)
+    ]
     found: list[dict[str, Any]] = []
     for path in threads:
         try:

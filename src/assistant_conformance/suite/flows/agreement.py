@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 import httpx
 
 from assistant_conformance.suite.flows import json_of, poll
-from assistant_conformance.suite.flows.runs import TERMINAL, run_status, runs_url
+from assistant_conformance.suite.flows.runs import run_status, runs_url
 from assistant_conformance.suite.http.sse import SseEvent
 from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging.checks import TERMINAL_RUN
 
 # A queue-backed server may publish a stream's end a moment before it stores the run's status:
 # the run read after the end is read again until terminal, for at most this long.
@@ -28,7 +29,7 @@ class Agreements:
 
     def sample(self, run_id: str, events: list[SseEvent]) -> httpx.Response:
         """Read the run after its stream's end and note whether it agrees; answer the read."""
-        until = {"kind": "field", "key": "status", "in": sorted(TERMINAL)}
+        until = {"kind": "field", "key": "status", "in": sorted(TERMINAL_RUN)}
         read, _ = poll(lambda: self.api.get(runs_url(self.thread_id, run_id)), until, SETTLE)
         self.seen.append((disagreement(read, self.thread_id, run_id, events), read))
         return read
@@ -51,7 +52,7 @@ def disagreement(read: httpx.Response, thread_id: str, run_id: str, events: list
     """How the run read after its stream ended disagrees with what the stream told ("" if not)."""
     body = json_of(read)
     status = run_status(read)
-    if status not in TERMINAL:
+    if status not in TERMINAL_RUN:
         return (
             f"status {status!r} (HTTP {read.status_code}), not terminal, {SETTLE:g} s after the end"
         )

@@ -24,15 +24,14 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent, assistants
 from assistant_conformance.suite.flows.control import finished_run
+from assistant_conformance.suite.flows.runs import THREADS
+from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.findings import Blocked
 from assistant_conformance.suite.judging.idle_reads import masked, varying
 from assistant_conformance.suite.safety.ledger import Ledger
 
-THREADS, CONVERSATIONS, CONTEXT_FILES = (
-    "/api/ai/threads",
-    "/api/ai/conversations",
-    "/api/ai/contexts/file",
-)
+CONVERSATIONS, CONTEXT_FILES = "/api/ai/conversations", "/api/ai/contexts/file"
 PAGE = {"limit": "100", "offset": "0"}
 # What an operation creates when it (wrongly) succeeds: the delete path of it, by operationId.
 DELETE_CREATED = {
@@ -283,10 +282,10 @@ class Resources:
         else:
             response = self.api.post(url, json=data)
         self.last_reads.append(response)
-        body = json_of(response)
-        if method == "POST" and isinstance(body, list):  # a search: which ones, in any order
-            body = sorted(str(e.get("thread_id")) for e in body if isinstance(e, dict))
-        return {"status": response.status_code, "body": body if body is not None else response.text}
+        # read as a replay reads it (checks.read_of), but whole: the trail keeps 256 KiB of a body
+        whole = trail.Entry(method, url, {}, None, status=response.status_code)
+        whole.response_body = bytearray(response.content)
+        return checks.read_of(whole)
 
 
 def changes(

@@ -28,14 +28,14 @@ from assistant_conformance.suite.config.options import TESTING_WORDS
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import (
     BROKEN,
+    BY_JOIN,
+    BY_STREAM,
+    BY_WAIT,
     DEFAULT_INPUT,
     INPUTS,
-    JOIN,
-    OPTIONS,
     PATHS,
     REFUSED,
-    STREAM,
-    WAIT,
+    RUN_OPTIONS,
     WORKS,
     Agent,
     PathResult,
@@ -51,6 +51,7 @@ from assistant_conformance.suite.flows.runs import (
     run_status,
     runs_url,
 )
+from assistant_conformance.suite.http.absent import NOT_SERVED
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.sse import StreamRead, read_stream
 from assistant_conformance.suite.judging import findings
@@ -59,10 +60,9 @@ from assistant_conformance.suite.judging.error_bodies import error_message
 from assistant_conformance.suite.safety.ledger import Ledger
 
 CONTROL_TEXT = "conformance control"
-MISSING = (405, 501)  # the way is not there: the target's, not the input's
 
 
-def resolve(
+def resolve_agent(
     api: httpx.Client,
     ledger: Ledger,
     *,
@@ -131,10 +131,10 @@ def run_control(agent: Agent) -> None:
 def take_options(agent: Agent, bare: dict[str, Any]) -> None:
     """The OPTIONS the target takes, sent on the first way that works."""
     path = agent.working()[0]
-    if attempt(agent, path, {**bare, **OPTIONS})[0].outcome == WORKS:
-        agent.options = dict(OPTIONS)
+    if attempt(agent, path, {**bare, **RUN_OPTIONS})[0].outcome == WORKS:
+        agent.options = dict(RUN_OPTIONS)
         return
-    for name, value in OPTIONS.items():
+    for name, value in RUN_OPTIONS.items():
         result = attempt(agent, path, {**bare, name: value})[0]
         if result.outcome == WORKS:
             agent.options[name] = value
@@ -170,14 +170,14 @@ def attempt(
     api = agent.api
     try:
         thread = thread or _thread(api, agent.ledger)
-        if path == WAIT:
+        if path == BY_WAIT:
             return _waited(api, thread, body, agent.timeout)
-        if path == STREAM:
+        if path == BY_STREAM:
             read = read_stream(api, "POST", runs_url(thread, tail="/stream"),
                                deadline=agent.timeout, json_body=body,
                                run_ended=ended_probe(api, thread))  # fmt: skip
             found = run_id_in(read.events, read.exchange.response_headers)
-            return _stream_result(STREAM, read), found
+            return _stream_result(BY_STREAM, read), found
         return _joined(api, thread, body, agent.timeout)
     except _NoThread as exc:
         return PathResult(path, BROKEN, str(exc)), None
@@ -207,7 +207,7 @@ def _refusal(path: str, response: httpx.Response) -> PathResult | None:
     code = response.status_code
     message = error_message(json_of(response))
     said = f": {message}" if message else ""
-    if code >= 500 or code in MISSING:
+    if code >= 500 or code in NOT_SERVED:
         return PathResult(path, BROKEN, f"HTTP {code}{said}")
     if not is_success(response):
         return PathResult(path, REFUSED, f"HTTP {code}{said}")
@@ -223,18 +223,18 @@ def _waited(
     api: httpx.Client, thread: str, body: dict[str, Any], timeout: float
 ) -> tuple[PathResult, str | None]:
     response = api.post(runs_url(thread, tail="/wait"), json=body, timeout=timeout)
-    refused = _refusal(WAIT, response)
+    refused = _refusal(BY_WAIT, response)
     if refused is not None:
         return refused, None
     found = run_id_in([], dict(response.headers)) or next(iter(list_run_ids(api, thread)), None)
-    return PathResult(WAIT, WORKS, f"HTTP {response.status_code}"), found
+    return PathResult(BY_WAIT, WORKS, f"HTTP {response.status_code}"), found
 
 
 def _stream_result(path: str, read: StreamRead) -> PathResult:
     code = read.status
     body = body_of(read.entry) if read.entry is not None and not read.events else None
     message = error_message(body)
-    if code >= 500 or code in MISSING:
+    if code >= 500 or code in NOT_SERVED:
         return PathResult(path, BROKEN, f"HTTP {code}" + (f": {message}" if message else ""))
     if not 200 <= code < 300 or message is not None:
         return PathResult(path, REFUSED, f"HTTP {code}" + (f": {message}" if message else ""))
@@ -250,24 +250,24 @@ def _joined(
     api: httpx.Client, thread: str, body: dict[str, Any], timeout: float
 ) -> tuple[PathResult, str | None]:
     created = api.post(runs_url(thread), json=body)
-    refused = _refusal(JOIN, created)
+    refused = _refusal(BY_JOIN, created)
     if refused is not None:
         return refused, None
     answer = json_of(created)
     run_id = answer.get("run_id") if isinstance(answer, dict) else None
     if not isinstance(run_id, str):
-        return PathResult(JOIN, BROKEN, f"HTTP {created.status_code} named no run_id"), None
+        return PathResult(BY_JOIN, BROKEN, f"HTTP {created.status_code} named no run_id"), None
     read = read_stream(api, "GET", runs_url(thread, run_id, "/stream"), deadline=timeout,
                        run_ended=ended_probe(api, thread, run_id))  # fmt: skip
-    joined = _stream_result(JOIN, read)
+    joined = _stream_result(BY_JOIN, read)
     if not 200 <= read.status < 300:  # the run was made: a join refused is the target's
-        return PathResult(JOIN, BROKEN, f"joining it answered {joined.how}"), run_id
+        return PathResult(BY_JOIN, BROKEN, f"joining it answered {joined.how}"), run_id
     if joined.outcome != WORKS:
         return joined, run_id
     status = run_status(api.get(runs_url(thread, run_id)))
     if status == "error":
-        return PathResult(JOIN, REFUSED, "the run ended with status error"), run_id
-    return PathResult(JOIN, WORKS, f"run {status or '(status unread)'}, joined"), run_id
+        return PathResult(BY_JOIN, REFUSED, "the run ended with status error"), run_id
+    return PathResult(BY_JOIN, WORKS, f"run {status or '(status unread)'}, joined"), run_id
 
 
-__all__ = ["DEFAULT_INPUT", "attempt", "finished_run", "resolve", "run_control"]
+__all__ = ["DEFAULT_INPUT", "attempt", "finished_run", "resolve_agent", "run_control"]

@@ -29,7 +29,6 @@ PREFIX_NAMES = {V1: "v1-kb", KNOWLEDGES: "knowledges"}
 STATUS_REQ = {V1: "KB-V1-STATUS", KNOWLEDGES: "KB-KNOWLEDGES-STATUS"}
 VALID = "KB-VALID-ACCEPTED"
 # Terminal document statuses of the deployed servers (deployed-system notes): processing stops.
-TERMINAL = frozenset(checks.TERMINAL_DOCUMENT)
 # Fields of 2.1 naming another resource (a workspace, an integration, a copilot), by path.
 REFERENCES = ("workspaceId", "integrationId", "copilotModel.copilotId")
 EVERY_FIELD = "a Knowledgebase with every field of 2.1 (declared types, allowed values)"
@@ -291,9 +290,9 @@ def poll_until_terminal(
 
     # nothing more to learn by waiting: all terminal, or no status answer
     response, _ = poll(read, {"kind": "documents-settled", "ids": doc_ids}, timeout)
-    statuses = read_statuses(response) if response.status_code == 200 else None
-    terminal = statuses is not None and all(statuses.get(i) in TERMINAL for i in doc_ids)
-    return response, statuses, terminal
+    found = read_statuses(response) if response.status_code == 200 else None
+    done = found is not None and all(found.get(i) in checks.TERMINAL_DOCUMENT for i in doc_ids)
+    return response, found, done
 
 
 def expect_exact(response: httpx.Response, requested: list[str]) -> bool:

@@ -37,7 +37,6 @@ from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
 THREADS = "/api/ai/threads"
-TERMINAL = frozenset(checks.TERMINAL_RUN)
 ACTIVE = frozenset({"pending", "running"})
 
 
@@ -72,13 +71,6 @@ def create_thread(api: httpx.Client, ledger: Ledger, metadata: dict[str, Any] | 
     return thread_id
 
 
-def list_of(body: Any) -> list[Any] | None:
-    """A list answer: a bare array (LangGraph) or the array under `items` (deployed lists)."""
-    if isinstance(body, dict):
-        body = body.get("items")
-    return body if isinstance(body, list) else None
-
-
 # --- runs ----------------------------------------------------------------------------------------
 
 
@@ -89,7 +81,7 @@ def runs_url(thread_id: str, run_id: str = "", tail: str = "") -> str:
 
 def list_run_ids(api: httpx.Client, thread_id: str) -> list[str]:
     response = api.get(runs_url(thread_id), params={"limit": 1000, "offset": 0})
-    runs = list_of(json_of(response)) if is_success(response) else None
+    runs = checks.list_of(json_of(response)) if is_success(response) else None
     return [
         r["run_id"] for r in runs or [] if isinstance(r, dict) and isinstance(r.get("run_id"), str)
     ]
@@ -136,7 +128,7 @@ def run_status(response: httpx.Response) -> str | None:
 
 def wait_terminal(api: httpx.Client, thread_id: str, run_id: str, timeout: float) -> httpx.Response:
     """GET the run until its status is terminal or `timeout` passes; answers the last read."""
-    until = {"kind": "field", "key": "status", "in": sorted(TERMINAL)}
+    until = {"kind": "field", "key": "status", "in": sorted(checks.TERMINAL_RUN)}
     response, _ = poll(lambda: api.get(runs_url(thread_id, run_id)), until, timeout)
     return response
 
@@ -153,7 +145,7 @@ def ended_probe(api: httpx.Client, thread_id: str, run_id: str = "") -> RunEnded
             response = api.get(runs_url(thread_id, found))
         except (httpx.HTTPError, AnswerFault):
             return False
-        return is_success(response) and run_status(response) in TERMINAL
+        return is_success(response) and run_status(response) in checks.TERMINAL_RUN
 
     return ended
 
@@ -168,26 +160,15 @@ def parsed(data: str) -> Any:
         return data
 
 
-def key(event: SseEvent) -> tuple[str, str, str]:
-    """What makes two deliveries the same event: id, name and data (JSON compared canonically)."""
-    return event.id, event.event, json.dumps(parsed(event.data), sort_keys=True)
-
-
 def keys(events: Iterable[SseEvent]) -> list[tuple[str, str, str]]:
     """The keys of the events a client can name (checks.named): a frame without an id, which
     a server may send each connection its own way, is not compared."""
-    return [key(e) for e in checks.named(list(events))]
+    return [checks.event_key(e) for e in checks.named(list(events))]
 
 
 def last_named(events: list[SseEvent]) -> str:
     """The id of the last event that carried one ("" if none did)."""
     return next((e.id for e in reversed(events) if e.own_id and e.id), "")
-
-
-def shown(events: Iterable[SseEvent]) -> list[str]:
-    """Events as `id:event` for failure text (short)."""
-    out = [f"{e.id}:{e.event}" for e in events]
-    return out if len(out) <= 12 else [*out[:6], f"... {len(out) - 12} more ...", *out[-6:]]
 
 
 def check_stream(read: StreamRead | LiveStream, status: int) -> None:

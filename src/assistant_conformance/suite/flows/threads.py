@@ -15,10 +15,11 @@ from typing import Any
 
 import httpx
 
-from assistant_conformance.suite.flows import is_client_error, is_success, json_of, mismatches
+from assistant_conformance.suite.flows import is_client_error, is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent, fill
 from assistant_conformance.suite.flows.runs import THREADS, run_body, runs_url
 from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging.checks import mismatches
 
 STATUS = "THR-STATUS"
 
@@ -77,14 +78,14 @@ def differences(written: dict[str, Any], got: Any) -> list[str]:
     return out
 
 
-def holds(values: Any, marker: str) -> bool:
+def carries_marker(values: Any, marker: str) -> bool:
     """Whether state values carry `marker` anywhere (a message's content or a value)."""
     if isinstance(values, str):
         return marker in values
     if isinstance(values, dict):
-        return any(holds(v, marker) for v in values.values())
+        return any(carries_marker(v, marker) for v in values.values())
     if isinstance(values, list):
-        return any(holds(v, marker) for v in values)
+        return any(carries_marker(v, marker) for v in values)
     return False
 
 

@@ -41,7 +41,8 @@ from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.http.exchange import Exchange
 
 PHRASES = ("not yet implemented", "not implemented", "not supported", "unsupported")
-ABSENT_STATUSES = (404, 405, 501)
+NOT_SERVED = (405, 501)  # whatever was sent: the method or the operation is not served
+ABSENT_STATUSES = (404, *NOT_SERVED)
 MEDIA_TYPE_STATUSES = (406, 415)  # "Unsupported Media Type" is about the body, not the operation
 MESSAGE_KEYS = ("message", "detail", "msg", "error", "title", "description")
 PREFLIGHT, OBSERVED = "pre-flight", "observed"  # how an absence was found
@@ -67,7 +68,7 @@ def operation(method: str, path: str) -> Operation | None:
     return by_label().get(f"{method.upper()} {found[0]}") if found else None
 
 
-def message(text: str) -> str:
+def message_said(text: str) -> str:
     """The message of a JSON error body ("" when there is none): of each object, its first
     message-like field (MESSAGE_KEYS, in order); every string of a list."""
     try:
@@ -89,7 +90,7 @@ def message(text: str) -> str:
 
 def says_unimplemented(text: str) -> str | None:
     """The message of a body that says its operation is not implemented (PHRASES), else None."""
-    said = message(text)
+    said = message_said(text)
     return said if any(p in said.lower() for p in PHRASES) else None
 
 
@@ -179,7 +180,7 @@ def group_of(label: str) -> str | None:
     return load().group_of_section(load()[op.status_requirement].section) if op else None
 
 
-def summary(
+def absent_summary(
     records: Iterable[Mapping[str, str]], unsupported: Collection[str] = NOTHING
 ) -> list[dict[str, str]]:
     """The operations found absent, each once (the pre-flight's word first), in document order;

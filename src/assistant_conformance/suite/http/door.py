@@ -49,7 +49,9 @@ def _content(request: httpx.Request) -> bytes | None:
             return None
 
 
-def evidence(request: httpx.Request, status: int | None, headers: dict[str, str]) -> Exchange:
+def request_evidence(
+    request: httpx.Request, status: int | None, headers: dict[str, str]
+) -> Exchange:
     """What was sent and the little that came back, for the report and the curl line."""
     try:
         body: bytes | None = request.content
@@ -196,13 +198,13 @@ class BoundedTransport(httpx.BaseTransport):
             entry.fault = SILENT
             entry.ended()
             what = f"{label}: no answer within {limit:g} s (--request-timeout)"
-            raise AnswerFault(SILENT, what, evidence(request, None, {})) from None
+            raise AnswerFault(SILENT, what, request_evidence(request, None, {})) from None
         except DROPPED as exc:
             entry.fault = CUT
             entry.ended()
             reason = str(exc) or type(exc).__name__
             what = f"{label}: the connection closed without an answer ({reason})"
-            raise AnswerFault(CUT, what, evidence(request, None, {})) from None
+            raise AnswerFault(CUT, what, request_evidence(request, None, {})) from None
         headers = dict(response.headers)
         entry.status, entry.response_headers = response.status_code, headers
         content_type = response.headers.get("content-type", "")
@@ -213,7 +215,7 @@ class BoundedTransport(httpx.BaseTransport):
                 response.stream,  # type: ignore[arg-type]
                 self.cap,
                 label,
-                lambda: evidence(request, response.status_code, headers),
+                lambda: request_evidence(request, response.status_code, headers),
                 entry,
             )
             return httpx.Response(
@@ -255,7 +257,7 @@ class BoundedTransport(httpx.BaseTransport):
             pass
 
         def evidence_of(note: str) -> Exchange:
-            found = evidence(request, response.status_code, headers)
+            found = request_evidence(request, response.status_code, headers)
             return Exchange(**{**found.__dict__, "response_excerpt": note})
 
         try:

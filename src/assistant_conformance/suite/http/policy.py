@@ -45,7 +45,12 @@ HARMLESS = frozenset(
 RETRIES = 5  # throttled answers waited out per request
 LONGEST_WAIT = 60.0  # seconds: a longer Retry-After is cut to this
 # Closed before any answer (httpx's spellings, and requests' for schemathesis' session).
-DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, requests.ConnectionError)
+CLOSED_EARLY = (
+    httpx.RemoteProtocolError,
+    httpx.ReadError,
+    httpx.WriteError,
+    requests.ConnectionError,
+)
 
 
 class Throttled(pytest.skip.Exception):  # type: ignore[name-defined]
@@ -158,7 +163,7 @@ class Policy:
     def _answered(self, label: str, attempt: Callable[[], Any]) -> Any:
         try:
             return attempt()
-        except DROPPED as exc:
+        except CLOSED_EARLY as exc:
             if isinstance(exc, requests.Timeout):  # a connect timeout: the target is not there
                 raise
             with self._lock:
@@ -246,7 +251,9 @@ def counts(measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def summary(policy: Policy, measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def transport_summary(
+    policy: Policy, measured: Mapping[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
     """How the run reached the target, for the report (header names only: values are secret)."""
     tls = "NOT verified (--insecure)" if policy.insecure else "verified"
     if policy.ca_bundle:

@@ -36,7 +36,7 @@ _running: ContextVar[tuple[Scope | None, dict[str, Any] | None]] = ContextVar(
 )
 
 
-def current() -> Scope | None:
+def current_scope() -> Scope | None:
     """The running test's scope (None outside a test, a set-up or a replay)."""
     return _running.get()[0]
 
@@ -82,6 +82,6 @@ def enter(entry: Entry) -> Entry:
 
 def seen(observation: Observation) -> None:
     """Hand an observation to the running test (dropped outside one)."""
-    scope = current()
+    scope = current_scope()
     if scope is not None:
         scope.observations.append(observation)

@@ -100,7 +100,7 @@ def iter_lines(chunks: Iterable[str]) -> Iterator[str]:
     # An unterminated last line is not a complete field: the standard discards it.
 
 
-def parse(text: str) -> list[SseEvent]:
+def parse_events(text: str) -> list[SseEvent]:
     """All events of a complete stream body."""
     decoder = SseDecoder()
     return [e for line in iter_lines([text.removeprefix("\ufeff")]) if (e := decoder.feed(line))]

@@ -35,6 +35,7 @@ from schemathesis.openapi.checks import (
 
 from assistant_conformance.contract.openapi import Operation, by_id, by_label
 from assistant_conformance.suite.http import strictjson
+from assistant_conformance.suite.http.absent import NOT_SERVED
 from assistant_conformance.suite.judging.error_bodies import error_message
 from assistant_conformance.suite.judging.negations import (
     LAST_EVENT_ID,
@@ -142,7 +143,7 @@ def check_failure(
     if check == "positive_data_acceptance":
         return POSITIVE.get(op.body_kind)
     if check == "missing_required_header" and isinstance(failure, MissingHeaderNotRejected):
-        if failure.status_code in (405, 501):
+        if failure.status_code in NOT_SERVED:
             return None  # the operation is not there to refuse anything (suite/http/absent.py)
         return _auth_requirement(failure.header_name, failure.status_code)
     if check == "ignored_auth" and isinstance(failure, IgnoredAuth):

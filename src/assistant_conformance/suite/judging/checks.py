@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assistant_conformance.suite.http import strictjson
-from assistant_conformance.suite.http.sse import SseEvent, parse
+from assistant_conformance.suite.http.sse import SseEvent, parse_events
 from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging.idle_reads import masked, varying
 
@@ -48,7 +48,7 @@ def body_of(entry: Entry) -> Any:
 
 def events_of(entry: Entry) -> list[SseEvent]:
     """The events its reader took (the bytes past them were not read as events)."""
-    events = parse(bytes(entry.response_body).decode("utf-8", "replace"))
+    events = parse_events(bytes(entry.response_body).decode("utf-8", "replace"))
     taken = entry.stream["events"] if entry.stream is not None else entry.events
     return events[:taken] if taken else events
 

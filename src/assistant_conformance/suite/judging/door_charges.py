@@ -80,7 +80,7 @@ def charge_fault(fault: AnswerFault) -> str:
     return requirement
 
 
-def settle(record: TestRecord) -> None:
+def charge_observations(record: TestRecord) -> None:
     """The doors' observations of a test as its findings: each distinct problem once, at most
     FINDINGS_PER_REQUIREMENT."""
     keys = list(dict.fromkeys(o.key for o in record.observations if o.kind == NOT_STRICT_JSON))

@@ -28,6 +28,7 @@ from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import by_label, match_path, operation_label
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
 from assistant_conformance.suite.http import absent, running, trail
+from assistant_conformance.suite.http.door import label_of
 from assistant_conformance.suite.http.exchange import Exchange, describe
 from assistant_conformance.suite.http.running import Scope
 from assistant_conformance.suite.judging import checks
@@ -83,7 +84,7 @@ class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
 
 def recorded() -> TestRecord | None:
     """The running test's record (None outside a test: a fixture's set-up, a replay)."""
-    scope = running.current()
+    scope = running.current_scope()
     return scope if isinstance(scope, TestRecord) else None
 
 
@@ -147,7 +148,7 @@ def expect(
 def _label(response: object) -> str:
     """`METHOD /path/{template}` of the request behind an answer or exchange ("" for none)."""
     if isinstance(response, httpx.Response):
-        return operation_of(response)
+        return label_of(response.request)
     if isinstance(response, Exchange):
         return operation_label(response.method, urlsplit(response.url).path)
     return ""
@@ -199,18 +200,13 @@ def not_judged(req_id: str, reason: str) -> None:
     current().findings.append(Finding(req_id, SKIP, "", describe(reason)))
 
 
-def operation_of(response: httpx.Response) -> str:
-    """`METHOD /path/{template}` of the request that got `response` (its path off the document)."""
-    return operation_label(response.request.method, response.request.url.path)
-
-
 def refused_control(control: httpx.Response | None) -> str | None:
     """Why a control request proves nothing: None when the target accepted it (a 2xx)."""
     if control is None:
         return "no valid request of the operation was answered"
     if 200 <= control.status_code < 300:
         return None
-    return f"{operation_of(control)} answered {control.status_code} to a valid request"
+    return f"{label_of(control.request)} answered {control.status_code} to a valid request"
 
 
 def expect_rejected(
@@ -276,7 +272,7 @@ def require_success(req_id: str, response: httpx.Response, status: int) -> None:
         why = absent.unimplemented(response) or (
             _refused_guess(response)
             if refused_reading(response)
-            else f"{operation_of(response)} answered {response.status_code} to a valid request "
+            else f"{label_of(response.request)} answered {response.status_code} to a valid request "
             f"({req_id})"
         )
         raise Blocked(f"not judged: {why}")
@@ -296,6 +292,6 @@ def guessed_body(response: httpx.Response) -> bool:
 
 def _refused_guess(response: httpx.Response) -> str:
     return (
-        f"{operation_of(response)} refused the suite's reading of a body the document leaves "
+        f"{label_of(response.request)} refused the suite's reading of a body the document leaves "
         f"unspecified (HTTP {response.status_code})"
     )

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from assistant_conformance.report import integrations, redact
-from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.model import FAIL, Finding, GroupStatus, TestResult
 from assistant_conformance.suite.judging.findings import Blocked
 
@@ -45,12 +45,12 @@ def body_outcome(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tupl
     return ("failed" if report.when == "call" else "error"), f"{report.when}: {reason}"
 
 
-def settle(
+def decide_outcome(
     report: pytest.TestReport,
     call: pytest.CallInfo[None],
     requirement_ids: list[str],
     recorded: list[Finding],
-    baseline: dict[str, Entry],
+    baseline: dict[str, BaselineEntry],
     extra: dict[str, Any],
 ) -> None:
     outcome, reason = body_outcome(report, call)
@@ -77,7 +77,10 @@ def settle(
 
 
 def _known(
-    report: pytest.TestReport, failed: list[Finding], baseline: dict[str, Entry], outcome: str
+    report: pytest.TestReport,
+    failed: list[Finding],
+    baseline: dict[str, BaselineEntry],
+    outcome: str,
 ) -> None:
     """A test that fails only on requirements the baseline lists is an expected failure."""
     today = dt.date.today()

@@ -44,7 +44,7 @@ def minimal_kb_body(unique: str) -> dict[str, str]:
 def refused_note(runner: Any, case: Case, said: Any) -> str:
     """For a finding on a valid Knowledgebase body refused: which body, what the target said, and
     what the same request with the minimal body got (a control of the operation)."""
-    return f" Sent {short(case.body)}; said {message(said)!r}." + minimal_tried(runner, case)
+    return f" Sent {short(case.body)}; said {what_it_says(said)!r}." + minimal_tried(runner, case)
 
 
 def minimal_tried(runner: Any, case: Case) -> str:
@@ -67,7 +67,7 @@ def minimal_tried(runner: Any, case: Case) -> str:
     return f" [the same request with only {body}: HTTP {answer.status_code}]"
 
 
-def message(body: Any) -> str:
+def what_it_says(body: Any) -> str:
     """What an answer says: its `message` (as the deployed servers write errors), else all."""
     said = body.get("message") if isinstance(body, dict) else None
     text = said if isinstance(said, str) else short(said if said is not None else body, 200)

@@ -50,11 +50,11 @@ from schemathesis.generation.case import Case
 from schemathesis.generation.hypothesis import builder
 
 __all__ = [
+    "api_operation_of",
     "check_context",
     "ensure_coverage",
     "install",
     "is_inconsistent_replay",
-    "operation_of",
     "without_schemathesis_reports",
 ]
 
@@ -122,7 +122,7 @@ def check_context(case: Case, kwargs: dict[str, Any], recorder: Any) -> CheckCon
     )
 
 
-def operation_of(test: Callable) -> Any:
+def api_operation_of(test: Callable) -> Any:
     """The API operation a generated test tests (None for other functions)."""
     return builder.ApiOperationMark.get(test)
 

@@ -37,7 +37,7 @@ AS_STATUS: dict[str, dict[str, Any]] = {
 }
 
 
-def declared(name: str, failure: Failure, entry: int) -> Check:
+def replay_check(name: str, failure: Failure, entry: int) -> Check:
     """How a replay judges a failure of check `name` on the answer at trail index `entry`."""
     if name in AS_STATUS:
         statuses = getattr(failure, "expected_statuses", None)

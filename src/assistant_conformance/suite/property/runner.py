@@ -51,7 +51,7 @@ class Withheld(Exception):
     """A generated write would touch data the run did not create: the case is not sent."""
 
 
-def json_of(response: Response) -> Any:
+def answer_json(response: Response) -> Any:
     """The answer's JSON (None when it has none): what the guard and the ledger read."""
     if "json" not in response.headers.get("content-type", [""])[0]:
         return None
@@ -225,7 +225,7 @@ class Runner:
             if req_id is not None:
                 note = ""
                 if req_id == charges.POSITIVE["kb"]:  # which body, what it said, the minimal one
-                    note = claims.refused_note(self, case, json_of(response))
+                    note = claims.refused_note(self, case, answer_json(response))
                 self._record(req_id, name, case, response, failure, note)
         failed = {name for name, _ in failures}
         for name in completed - failed:
@@ -289,7 +289,7 @@ class Runner:
         expected = charges.EXPECTED.get(check, check)
         if req_id == charges.ERROR_JSON:
             expected = charges.ERROR_JSON_EXPECTED
-        replay = replayed.declared(check, failure, self.case_entry)
+        replay = replayed.replay_check(check, failure, self.case_entry)
         self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key, replay)
 
 

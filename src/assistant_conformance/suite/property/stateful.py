@@ -19,7 +19,7 @@ from assistant_conformance.suite.property.generation import hypothesis_settings,
 from assistant_conformance.suite.property.runner import Runner, TransportBroken, Withheld
 from assistant_conformance.suite.property.scope import area_operations
 
-RUN_CREATES = ("createRun", "streamRun", "waitRun")
+RUN_CREATE_OPERATIONS = ("createRun", "streamRun", "waitRun")
 # One state machine per chain of the document's links, each with its share of the scenarios.
 AREAS = {
     "knowledge bases and documents": (("AI/v1", "AI/Knowledges"), 1.0),
@@ -80,7 +80,7 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
             # A runnable body (the session's agent) so that linked runs, streams included, do
             # run; the variety of run bodies is the stateless test's job.
             positive = case.meta is None or case.meta.generation.mode.is_positive
-            if run and positive and operation_id(case) in RUN_CREATES:
+            if run and positive and operation_id(case) in RUN_CREATE_OPERATIONS:
                 metadata = case.body.get("metadata") if isinstance(case.body, dict) else None
                 case.body = {**run, "metadata": metadata or {}}
 

@@ -12,39 +12,45 @@ from __future__ import annotations
 import httpx
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, GroupStatus
-from assistant_conformance.report.model import UNSUPPORTED_GROUP as UNSUPPORTED
+from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, UNSUPPORTED_GROUP, GroupStatus
 from assistant_conformance.suite.http.observe import AnswerFault
 
-__all__ = ["NOT_PROBED", "SUPPORTED", "UNSUPPORTED", "GroupStatus", "declared", "probe"]
+__all__ = [
+    "NOT_PROBED",
+    "SUPPORTED",
+    "UNSUPPORTED_GROUP",
+    "GroupStatus",
+    "declared_unsupported",
+    "probe_groups",
+]
 
 MISSING_STATUSES = (404, 405, 501)
 # The entry operations of each group (those without path parameters), probed once.
-PROBES: dict[str, tuple[tuple[str, str], ...]] = {
+GROUP_PROBES: dict[str, tuple[tuple[str, str], ...]] = {
     "store": (("POST", "/api/ai/store/items/search"), ("POST", "/api/ai/store/namespaces")),
     "conversations": (("POST", "/api/ai/conversations/search"),),
     "files": (("POST", "/api/ai/v1/file"),),
     "contexts": (("POST", "/api/ai/contexts/file"),),
     "chatkit": (("POST", "/api/ai/v1/chatkit/sessions"),),
 }
-assert set(PROBES) == set(load().groups)
+assert set(GROUP_PROBES) == set(load().groups)
 
 
 def group_of_section(section: str) -> str | None:
     return load().group_of_section(section)
 
 
-def declared(unsupported: tuple[str, ...]) -> dict[str, GroupStatus]:
+def declared_unsupported(unsupported: tuple[str, ...]) -> dict[str, GroupStatus]:
     return {
-        name: GroupStatus(UNSUPPORTED, "declared", ["declared unsupported by configuration"])
+        name: GroupStatus(UNSUPPORTED_GROUP, "declared", ["declared unsupported by configuration"])
         for name in unsupported
     }
 
 
-def probe(client: httpx.Client, skip: tuple[str, ...] = ()) -> dict[str, GroupStatus]:
+def probe_groups(client: httpx.Client, skip: tuple[str, ...] = ()) -> dict[str, GroupStatus]:
     """One request per entry operation of each group not declared unsupported."""
     statuses: dict[str, GroupStatus] = {}
-    for name, probes in PROBES.items():
+    for name, probes in GROUP_PROBES.items():
         if name in skip:
             continue
         evidence, missing = [], True
@@ -58,7 +64,7 @@ def probe(client: httpx.Client, skip: tuple[str, ...] = ()) -> dict[str, GroupSt
             evidence.append(f"{method} {path} -> {status}")
             missing = missing and status in MISSING_STATUSES
         how = "detected" if missing else "probed"
-        statuses[name] = GroupStatus(UNSUPPORTED if missing else SUPPORTED, how, evidence)
+        statuses[name] = GroupStatus(UNSUPPORTED_GROUP if missing else SUPPORTED, how, evidence)
     return statuses
 
 

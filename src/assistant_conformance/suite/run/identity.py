@@ -61,7 +61,7 @@ def run_info(settings: SuiteSettings, started: dt.datetime, duration: float) -> 
     }
 
 
-def header(settings: SuiteSettings, baseline_entries: int) -> list[str]:
+def header_lines(settings: SuiteSettings, baseline_entries: int) -> list[str]:
     """The terminal header's lines: the target and the options (no request is sent for them)."""
     target = settings.base_url or "embedded reference server (started on loopback)"
     lines = [

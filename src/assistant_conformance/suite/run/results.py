@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from assistant_conformance.contract import files
-from assistant_conformance.contract.catalogue import load as catalogue
+from assistant_conformance.contract import catalogue, files
 from assistant_conformance.report import write_all
-from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.document import redacted
 from assistant_conformance.report.model import (
     NOT_PROBED,
@@ -42,12 +41,12 @@ if TYPE_CHECKING:
     from assistant_conformance.suite.run.state import RunState
 
 RESULTS = "results.json"
-FORMAT = "assistant-conformance-results/1"
+RESULTS_FORMAT = "assistant-conformance-results/1"
 SAME = ("suite_version", "suite_sha256", "spec", "target", "seed", "examples", "strict")
 COPIED = (har.FOLDER, "allure-results")
 
 
-class MergeError(ValueError):
+class ShardMergeError(ValueError):
     """Shards that cannot be merged; the message is one line."""
 
 
@@ -56,17 +55,21 @@ def of_run(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> 
     settings = state.settings
     assert state.started is not None
     return build(
-        catalogue(),
+        catalogue.load(),
         state.collector.results,
         info={
             **identity.run_info(settings, state.started, time.monotonic() - state.clock),
             "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": policy.summary(state.policy, measured),
+            "transport": policy.transport_summary(state.policy, measured),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
             "invocation": "assistant-conformance run"
             if config.inipath == files.pytest_ini()
             else "pytest",
-            **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
+            **(
+                {"cleanup": removal.cleanup_summary(found)}
+                if (found := measured.get("cleanup"))
+                else {}
+            ),
             "absent_operations": lacking(measured, state.capabilities),
         },
         capabilities=state.capabilities,
@@ -80,10 +83,10 @@ def lacking(measured: dict[str, Any], groups: dict[str, GroupStatus]) -> list[di
     """The operations found absent (suite/http/absent.py), but those of a group unsupported
     whole."""
     unsupported = {g for g, s in groups.items() if s.status == UNSUPPORTED_GROUP}
-    return absent.summary(measured.get("absent", []), unsupported)
+    return absent.absent_summary(measured.get("absent", []), unsupported)
 
 
-def save(kept: dict[str, Any], settings: SuiteSettings) -> None:
+def save_results(kept: dict[str, Any], settings: SuiteSettings) -> None:
     shard = str(settings.shard) if settings.shard else None
     text = json.dumps(redacted({**kept, "shard": shard}), default=str)
     (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
@@ -95,7 +98,7 @@ def kept(
     """What a run keeps for a merge: its identity, its tests' records and what it measured."""
     options = run.info["options"]
     return {
-        "format": FORMAT,
+        "format": RESULTS_FORMAT,
         "finished": ended,
         "identity": {
             **{k: run.info[k] for k in ("suite_version", "suite_sha256", "spec", "target", "seed")},
@@ -123,7 +126,7 @@ def merge(folders: list[Path], out: Path) -> Run:
             measured.setdefault(name, []).extend(items)
     first = parts[0]
     run = build(
-        catalogue(),
+        catalogue.load(),
         tests,
         info=_info(parts, measured, out),
         capabilities=_capabilities(parts),
@@ -143,17 +146,19 @@ def merge(folders: list[Path], out: Path) -> Run:
 def _load(folder: Path) -> dict[str, Any]:
     path = folder / RESULTS
     if not path.is_file():
-        raise MergeError(f"{folder}: no {RESULTS}: not the report folder of a finished run")
+        raise ShardMergeError(f"{folder}: no {RESULTS}: not the report folder of a finished run")
     try:
         part = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
-        raise MergeError(f"{path}: not JSON") from None
-    if part.get("format") != FORMAT:
-        raise MergeError(f"{path}: not a {FORMAT} file")
+        raise ShardMergeError(f"{path}: not JSON") from None
+    if part.get("format") != RESULTS_FORMAT:
+        raise ShardMergeError(f"{path}: not a {RESULTS_FORMAT} file")
     if not part["finished"]:
-        raise MergeError(f"{folder}: its run did not finish (interrupted): run that shard again")
+        raise ShardMergeError(
+            f"{folder}: its run did not finish (interrupted): run that shard again"
+        )
     if not part["shard"]:
-        raise MergeError(f"{folder}: a whole run, not a shard (run with --shard I/N)")
+        raise ShardMergeError(f"{folder}: a whole run, not a shard (run with --shard I/N)")
     return part
 
 
@@ -162,28 +167,30 @@ def _check(parts: list[dict[str, Any]], folders: list[Path]) -> None:
     for part, folder in zip(parts[1:], folders[1:], strict=True):
         for name in SAME:
             if part["identity"][name] != first[name]:
-                raise MergeError(
+                raise ShardMergeError(
                     f"{folder}: another {name} ({part['identity'][name]!r}) than {folders[0]} "
                     f"({first[name]!r}): one run's shards share seed, depth, spec, suite and target"
                 )
     counts = {int(p["shard"].split("/")[1]) for p in parts}
     if len(counts) > 1:
-        raise MergeError(f"shards of different splits: {sorted(p['shard'] for p in parts)}")
+        raise ShardMergeError(f"shards of different splits: {sorted(p['shard'] for p in parts)}")
     count = counts.pop()
     given: dict[int, Path] = {}
     for part, folder in zip(parts, folders, strict=True):
         index = int(part["shard"].split("/")[0])
         if index in given:
-            raise MergeError(f"shard {index}/{count} given twice: {given[index]} and {folder}")
+            raise ShardMergeError(f"shard {index}/{count} given twice: {given[index]} and {folder}")
         given[index] = folder
     missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in given]
     if missing:
-        raise MergeError(f"shard(s) {', '.join(missing)} missing: give every shard's report folder")
+        raise ShardMergeError(
+            f"shard(s) {', '.join(missing)} missing: give every shard's report folder"
+        )
 
 
-def _entry(rid: str, entry: dict[str, Any]) -> Entry:
+def _entry(rid: str, entry: dict[str, Any]) -> BaselineEntry:
     expires = dt.date.fromisoformat(entry["expires"]) if entry["expires"] else None
-    return Entry(rid, entry["reason"], expires)
+    return BaselineEntry(rid, entry["reason"], expires)
 
 
 def _test(record: dict[str, Any]) -> TestResult:
@@ -214,7 +221,11 @@ def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path
         "invocation": "assistant-conformance merge",
         "shards": len(parts),
         "absent_operations": lacking(measured, _capabilities(parts)),
-        **({"cleanup": removal.summary(found)} if (found := measured.get("cleanup")) else {}),
+        **(
+            {"cleanup": removal.cleanup_summary(found)}
+            if (found := measured.get("cleanup"))
+            else {}
+        ),
     }
 
 

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.baseline import Entry
+from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.model import GroupStatus, Run
 from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.http.absent import Absence
 from assistant_conformance.suite.http.policy import Policy
-from assistant_conformance.suite.http.trail import Entry as Exchanged
 from assistant_conformance.suite.judging.findings import TestRecord
 from assistant_conformance.suite.judging.outcomes import Collector
 from assistant_conformance.suite.safety.session import SafetySession
@@ -40,7 +40,7 @@ class RunState:
     settings: SuiteSettings
     policy: Policy
     secrets: redact.Secrets
-    baseline: dict[str, Entry]
+    baseline: dict[str, BaselineEntry]
     capabilities: dict[str, GroupStatus]
     collector: Collector
     worker: bool  # a pytest-xdist worker: its controller ends the run and writes the reports
@@ -54,7 +54,7 @@ class RunState:
     sweep: SweepOutcome | None = None
     lacking: list[Absence] = field(default_factory=list)  # operations the pre-flight found absent
     result: Run | None = None
-    origins: list[Exchanged] = field(
+    origins: list[trail.Entry] = field(
         default_factory=list
     )  # fixtures' exchanges (a finding's start)
 
@@ -89,9 +89,9 @@ class RunState:
         return result
 
 
-RUN = pytest.StashKey[RunState]()  # the run's state, on the config's stash
-RECORD = pytest.StashKey[TestRecord]()  # the running test's record, on its item's stash
+RUN_KEY = pytest.StashKey[RunState]()  # the run's state, on the config's stash
+RECORD_KEY = pytest.StashKey[TestRecord]()  # the running test's record, on its item's stash
 
 
 def run_state(config: pytest.Config) -> RunState:
-    return config.stash[RUN]
+    return config.stash[RUN_KEY]

@@ -32,6 +32,7 @@ import pytest
 
 from assistant_conformance.contract import openapi
 from assistant_conformance.report import redact
+from assistant_conformance.suite.http.door import label_of
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 # POST operations of the contract that only read.
@@ -58,11 +59,6 @@ def path_ids(path: str) -> list[str] | None:
     """The identifiers in a request path of the contract; None for a path it does not have."""
     found = openapi.match_path(path)
     return list(found[1].values()) if found else None
-
-
-def operation_of(request: httpx.Request) -> str:
-    """The request's operation: method and path template (or its path, outside the contract)."""
-    return openapi.operation_label(request.method, request.url.path)
 
 
 def bearer_token(request: httpx.Request) -> str:
@@ -137,7 +133,7 @@ class Guard:
         """Requests in a row without an answer, on more than one operation: the target hangs
         (one operation that hangs costs each of its tests the request timeout, and no more)."""
         with self._lock:
-            self._timeouts.append(operation_of(request))
+            self._timeouts.append(label_of(request))
             recent = self._timeouts[-TIMEOUTS_IN_A_ROW:]
             stop = len(recent) == TIMEOUTS_IN_A_ROW and len(set(recent)) > 1
         if stop and self.active:

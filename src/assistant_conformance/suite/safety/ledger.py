@@ -36,6 +36,7 @@ from urllib.parse import quote, unquote
 
 import httpx
 
+from assistant_conformance.contract.openapi import KB_PREFIXES
 from assistant_conformance.report import redact
 from assistant_conformance.suite.safety.removal import (
     ANONYMOUS,
@@ -43,8 +44,8 @@ from assistant_conformance.suite.safety.removal import (
     NO_ANSWER,
     NO_DELETE,
     NO_ID,
-    Entry,
     Leftover,
+    Removal,
     expiry_of,
     kind_of,
     remove_entries,
@@ -53,11 +54,10 @@ from assistant_conformance.suite.safety.removal import (
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Entry", "Ledger", "Leftover", "read_ledger"]
+__all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Ledger", "Leftover", "Removal", "read_ledger"]
 
 ALT = "alt"
 LEDGER_DIR = "ledger"
-KB = r"/api/ai/(?:v1/kb|knowledges)"
 # Creating requests: (method, path pattern) -> (delete path template, answer field with the id).
 # An id field of None: nothing to delete (a chat-kit session expires); "@body": the delete
 # request takes the store item's reference from the create's body.
@@ -65,7 +65,7 @@ CREATES: list[tuple[str, re.Pattern[str], str, str | None]] = [
     ("POST", re.compile(r"/api/ai/threads"), "/api/ai/threads/{}", "thread_id"),
     ("POST", re.compile(r"/api/ai/threads/[^/]+/copy"), "/api/ai/threads/{}", "thread_id"),
     ("POST", re.compile(r"/api/ai/conversations"), "/api/ai/conversations/{}", "id"),
-    ("POST", re.compile(f"(?P<kb>{KB})"), "{kb}/{}", "id"),
+    ("POST", re.compile(f"(?P<kb>{KB_PREFIXES})"), "{kb}/{}", "id"),
     ("POST", re.compile(r"/api/ai/contexts/file"), "/api/ai/contexts/file/{}", "id"),
     # No delete in the contract for /v1/file: the context-file delete is tried (the reference's
     # removes any file); where it fails, the file is reported as left behind.
@@ -105,7 +105,7 @@ class Ledger:
     directory: Path
     target: str = ""
     run_prefix: str = field(default_factory=new_prefix)
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[Removal] = field(default_factory=list)
     pending: dict[int, str] = field(default_factory=dict)  # seq -> request still unanswered
     owned: set[str] = field(default_factory=set)  # identifiers of what the run created
     undeletable: list[Leftover] = field(default_factory=list)  # made, with no way to remove it
@@ -161,9 +161,9 @@ class Ledger:
 
     def track(self, method: str, path: str, json: Any = None, principal: str = MAIN) -> None:
         """Record a created resource by the request that removes it (and its JSON body, if any)."""
-        self._add(Entry(0, principal, method, path, json))
+        self._add(Removal(0, principal, method, path, json))
 
-    def _add(self, entry: Entry) -> None:
+    def _add(self, entry: Removal) -> None:
         with self._lock:
             if any(e.key() == entry.key() for e in self.entries):
                 return
@@ -228,12 +228,12 @@ class Ledger:
         if intent.id_field == "@body":
             ref = intent.body if isinstance(intent.body, dict) else {}
             reference = {k: ref[k] for k in ("namespace", "key") if k in ref}
-            self._add(Entry(intent.seq, principal, "DELETE", intent.template, reference))
+            self._add(Removal(intent.seq, principal, "DELETE", intent.template, reference))
             return
         value = body.get(intent.id_field) if isinstance(body, dict) else None
         if isinstance(value, str | int) and str(value):
             path = intent.template.format(quote(str(value), safe=""))
-            self._add(Entry(intent.seq, principal, "DELETE", path))
+            self._add(Removal(intent.seq, principal, "DELETE", path))
         else:
             self._leave(intent.seq, Leftover(kind, NO_ID, intent.what))
 

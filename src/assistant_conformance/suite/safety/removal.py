@@ -23,7 +23,9 @@ import httpx
 from assistant_conformance.report import redact
 from assistant_conformance.suite.http.observe import AnswerFault
 
-__all__ = ["Entry", "Leftover", "expiry_of", "grouped", "kind_of", "remove_entries", "summary"]
+__all__ = [
+    "Leftover", "Removal", "cleanup_summary", "expiry_of", "grouped", "kind_of", "remove_entries",
+]  # fmt: skip
 
 MAIN, ANONYMOUS = "main", "anonymous"
 GONE = (404, 410)
@@ -96,7 +98,7 @@ def grouped(leftovers: Iterable[Leftover]) -> list[dict[str, Any]]:
     ]
 
 
-def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+def cleanup_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The report's `cleanup`, from what each process's end of run recorded (safety.py)."""
     return {
         "runs": [r["run"] for r in records],
@@ -111,7 +113,7 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @dataclass
-class Entry:
+class Removal:
     """A created resource, by the request that removes it (and its JSON body, if any)."""
 
     seq: int
@@ -128,12 +130,12 @@ class Entry:
 
 
 def remove_entries(
-    entries: list[Entry], clients: Mapping[str, httpx.Client], write: Callable[[dict], None]
+    entries: list[Removal], clients: Mapping[str, httpx.Client], write: Callable[[dict], None]
 ) -> list[Leftover]:
     """Remove each entry: the deepest paths first (a feedback before its message, a message
     before its conversation), the entries of one depth REMOVERS at a time (newest first): across
     a network the removals wait on answers, not on each other. Answer what stays."""
-    waves: dict[int, list[Entry]] = {}
+    waves: dict[int, list[Removal]] = {}
     for entry in sorted(entries, key=lambda e: e.seq, reverse=True):
         waves.setdefault(entry.path.count("/"), []).append(entry)
     left: list[Leftover] = []
@@ -147,7 +149,9 @@ def remove_entries(
     return left
 
 
-def _remove(entry: Entry, clients: Mapping[str, httpx.Client], write: Callable) -> Leftover | None:
+def _remove(
+    entry: Removal, clients: Mapping[str, httpx.Client], write: Callable
+) -> Leftover | None:
     """Send the entry's removal; answer what stays (None when it was removed)."""
 
     def stays(why: str) -> Leftover:

@@ -29,8 +29,8 @@ from assistant_conformance.suite.http.target import HarnessError, Target, prefli
 from assistant_conformance.suite.safety.ledger import (
     LEDGER_DIR,
     MAIN,
-    Entry,
     Ledger,
+    Removal,
     now,
     read_ledger,
 )
@@ -54,9 +54,9 @@ class SweepResult:
     live: list[str] = field(default_factory=list)  # runs still going: their ledgers are locked
 
 
-def open_entries(records: list[dict[str, Any]]) -> tuple[list[Entry], list[str]]:
+def open_entries(records: list[dict[str, Any]]) -> tuple[list[Removal], list[str]]:
     """What a ledger lists as created and not removed; and the creates that went unanswered."""
-    entries: dict[int, Entry] = {}
+    entries: dict[int, Removal] = {}
     intents: dict[int, str] = {}
     for r in records:
         seq = r.get("seq", 0)
@@ -65,7 +65,7 @@ def open_entries(records: list[dict[str, Any]]) -> tuple[list[Entry], list[str]]
         elif r.get("event") == "created":
             d = r["delete"]
             principal = r.get("principal", MAIN)
-            entries[seq] = Entry(seq, principal, d["method"], d["path"], d.get("json"))
+            entries[seq] = Removal(seq, principal, d["method"], d["path"], d.get("json"))
             intents.pop(seq, None)
         elif r.get("event") in ("failed", "left", "no-id", "expires"):
             intents.pop(seq, None)
@@ -122,21 +122,21 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
     return result
 
 
-def _marked(prefix: str, clients: Mapping[str, httpx.Client], next_seq: Any) -> list[Entry]:
+def _marked(prefix: str, clients: Mapping[str, httpx.Client], next_seq: Any) -> list[Removal]:
     """Threads and conversations carrying exactly this run's prefix (checked on each answer,
     whatever the search did with the filter): what a create left without an answer."""
-    found: list[Entry] = []
+    found: list[Removal] = []
     for principal, client in clients.items():
         search = {"metadata": {"conformance_run": prefix}, "limit": 1000}
         for t in _items(client, "/api/ai/threads/search", search):
             if (t.get("metadata") or {}).get("conformance_run") == prefix and t.get("thread_id"):
                 path = f"/api/ai/threads/{quote(str(t['thread_id']), safe='')}"
-                found.append(Entry(next_seq(), principal, "DELETE", path))
+                found.append(Removal(next_seq(), principal, "DELETE", path))
         search = {"title": prefix, "take": 1000}
         for c in _items(client, "/api/ai/conversations/search", search):
             if str(c.get("title") or "").startswith(prefix) and c.get("id"):
                 path = f"/api/ai/conversations/{quote(str(c['id']), safe='')}"
-                found.append(Entry(next_seq(), principal, "DELETE", path))
+                found.append(Removal(next_seq(), principal, "DELETE", path))
     return found
 
 
