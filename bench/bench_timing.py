@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-PROPERTY_MODULES = ("tests/test_property.py", "tests/test_stateful.py")
+PROPERTY_MODULES = ("tests/property/test_property.py", "tests/property/test_stateful.py")
 _state: dict[str, Any] = {"property": 0.0, "scenario": 0.0, "items": 0, "property_items": 0}
 
 

@@ -26,14 +26,16 @@ from safety_support import TOKEN, reference_app, run_suite, serve  # noqa: E402
 from assistant_conformance.proof import mutants  # noqa: E402
 
 CASES = {  # mutant -> the one test that reaches its operation
-    "answer-drips": "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
-    "answer-never-ends": "tests/test_threads.py::test_state_written_is_the_state_read",
-    "answer-cut-short": "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+    "answer-drips": (
+        "tests/scenario/test_threads.py::test_history_grows_with_each_write_newest_first"
+    ),
+    "answer-never-ends": "tests/scenario/test_threads.py::test_state_written_is_the_state_read",
+    "answer-cut-short": "tests/scenario/test_runs.py::test_run_list_pages_by_limit_and_offset",
     "stream-open-after-end": (
-        "tests/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run"
+        "tests/scenario/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run"
     ),
     "stream-pings-without-end": (
-        "tests/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run"
+        "tests/scenario/test_streams.py::test_stream_has_event_ids_ends_and_agrees_with_the_run"
     ),
 }
 

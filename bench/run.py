@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "src"))  # a fresh clone without `pip install -e` 
 from assistant_conformance.proof import killtable, serve  # noqa: E402
 from assistant_conformance.reference import embedded  # noqa: E402
 
-PROPERTY_LAYER = ("tests/test_property.py", "tests/test_stateful.py")
+PROPERTY_LAYER = ("tests/property/test_property.py", "tests/property/test_stateful.py")
 ST_CONFIG = BENCH / "schemathesis.toml"
 SPEC = ROOT / "spec" / "openapi.yaml"
 SUITE_TIMEOUT = 600.0  # one whole-suite run

@@ -1,9 +1,14 @@
-"""Fixtures for the project's own tests: reference servers on loopback."""
+"""Fixtures for the project's own tests: reference servers on loopback. The self-tests are laid
+out like the package's rooms (tree/ for rules over the whole tree); their helpers are in support/,
+importable from any folder (this file puts it on the path)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 import httpx
 import pytest

@@ -4,8 +4,8 @@ it points at. Evaluated on the capture's exchanges it is a finding of the suite'
 (report/model.py): pass, or fail (a MUST) / warn (a SHOULD), with the file and the entry index
 in its text and its evidence.
 
-Two kinds of check are the audit's own, where rejudge has none: `response-schema` (the body has
-the shape the document gives the answer) and `json-body` (the body is JSON at all).
+Two kinds of check are the audit's own, where suite/judging/checks.py has none: `response-schema`
+(the body has the shape the document gives the answer) and `json-body` (the body is JSON at all).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from assistant_conformance.suite.judging import checks
 @dataclass(frozen=True)
 class Judgement:
     requirement: str
-    check: dict[str, Any]  # rejudge's words (or the audit's own kinds below)
+    check: dict[str, Any]  # checks' words (suite/judging/checks.py, or the audit's own kinds below)
     expected: str
     entry: int  # the exchange it points at (its index in the file)
     operation: str  # `METHOD /path/{template}`

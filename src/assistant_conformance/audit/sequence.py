@@ -6,9 +6,9 @@ proxy judges it as it passes, with only what came before):
   operation's own absence, not judged;
 - a patch read back: the first successful GET of a patched thread or conversation after the
   patch holds every field the patch sent that the document's patch body names
-  (THR-PATCH-PERSISTS, CONV-PATCH-PERSISTS; rejudge's `read-back`);
+  (THR-PATCH-PERSISTS, CONV-PATCH-PERSISTS; checks' `read-back`);
 - a stream resumed with `last-event-id`: its events, compared by the events a client can name
-  (rejudge `named`: id, name and data), are exactly those after that id in a whole replay of the
+  (checks' `named`: id, name and data), are exactly those after that id in a whole replay of the
   same run in the file (a stream of it read to its end without `last-event-id`): a join
   (RUN-JOIN-RESUME), or a new run's POST stream (RUN-STREAM-RESUME: for an id that is none of
   the run's, an unbroken tail of them). Ids are opaque: only their order in the run counts;

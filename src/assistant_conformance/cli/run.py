@@ -4,7 +4,7 @@ statuses as `pytest` in a checkout; the reports go to ./reports unless --report-
 
 The suite's own options are checked here (an unknown one: the usage line, exit 4) and handed to
 pytest with the suite's checks (`assistant_conformance.tests`) and settings (suite/pytest.ini),
-rooted where the checks are, so a test reads `tests/test_runs.py::...` as in a checkout; a
+rooted where the checks are, so a test reads `tests/scenario/test_runs.py::...` as in a checkout; a
 pytest argument naming the checks that way (`tests/...`) is taken to be one of them. pytest's
 cache (--lf, --ff) is kept beside the reports; Hypothesis' (its unicode tables, 190 MB and seconds
 to build) in the user's cache, not in the working folder. The run is `python -m pytest` itself (the
@@ -63,8 +63,8 @@ def _suite_path(word: str) -> bool:
 
 def rebased_args(args: list[str]) -> tuple[list[str], bool]:
     """pytest arguments with `tests/...` read as the installed checks (also as the value of an
-    option: `--ignore=tests/test_x.py`); and whether any names checks to run (then they, not
-    all of them, run)."""
+    option: `--ignore=tests/scenario/test_x.py`); and whether any names checks to run (then they,
+    not all of them, run)."""
     out: list[str] = []
     named = False
     for arg in args:

@@ -4,7 +4,8 @@ folders). Nothing reads a path of its own relative to a source file.
 
 - the contract: `assistant_conformance.spec` (interface.md, openapi.yaml, requirements.yaml);
 - the checks: `assistant_conformance.tests`, run with the suite's pytest settings (suite/pytest.ini)
-  from the folder that holds them (`suite_root`, so that test ids read `tests/test_x.py::...`).
+  from the folder that holds them (`suite_root`, so that test ids read
+  `tests/scenario/test_x.py::...`).
 """
 
 from __future__ import annotations

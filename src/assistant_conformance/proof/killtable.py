@@ -88,8 +88,8 @@ def plugins_off(args: tuple[str, ...]) -> list[str]:
     off += [] if "-n" in args else ["xdist", "xdist.looponfail"]
     paths = [a for a in args if a == "tests" or a.startswith("tests/")]
     ignored = {a.removeprefix("--ignore=") for a in args if a.startswith("--ignore=")}
-    lean = paths and not any(p in PROPERTY_LAYER for p in paths)
-    if lean and ("tests" not in paths or set(PROPERTY_LAYER) <= ignored):
+    layer = any(p == "tests" or p.startswith("tests/property") for p in paths)
+    if paths and not (layer and not set(PROPERTY_LAYER) <= ignored):
         off += ["schemathesis", "hypothesispytest"]
     return [arg for name in off for arg in ("-p", f"no:{name}")]
 

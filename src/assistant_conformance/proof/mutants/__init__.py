@@ -23,7 +23,7 @@ from assistant_conformance.proof.mutants import (
 )
 from assistant_conformance.proof.mutants._base import EventFrames, Mutant, read_body
 
-__all__ = ["MUTANTS", "PROPERTY_LAYER", "EventFrames", "read_body", "selection", "wrap"]
+__all__ = ["MUTANTS", "PROPERTY_LAYER", "EventFrames", "read_body", "selection", "with_mutant"]
 
 MUTANTS: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     **layer.REGISTRY,
@@ -47,17 +47,20 @@ def with_mutant(app: ASGIApp, name: str) -> ASGIApp:
     return middleware(app)
 
 
-PROPERTY_LAYER = ("tests/test_property.py", "tests/test_stateful.py")
+PROPERTY_LAYER = ("tests/property/test_property.py", "tests/property/test_stateful.py")
 
 
 def without_credential(label: str) -> tuple[str, ...]:
     """The auth checks that send operation `label` no credential (a placeholder id, a real one)."""
     tests = ("test_refused_without_valid_credential", "test_refused_on_an_existing_resource")
-    return tuple(f"tests/test_auth.py::{test}[{label}-no-header]" for test in tests)
+    return tuple(f"tests/scenario/test_auth.py::{test}[{label}-no-header]" for test in tests)
 
 
-KNOWLEDGE_MODULES = ("tests/test_knowledge.py", "tests/test_knowledge_prefixes.py")
-SCENARIO_MODULES = ("tests", *(f"--ignore={path}" for path in PROPERTY_LAYER))
+KNOWLEDGE_MODULES = (
+    "tests/scenario/test_knowledge.py",
+    "tests/scenario/test_knowledge_prefixes.py",
+)
+SCENARIO_MODULES = ("tests/scenario",)
 SELECTIONS: dict[str, tuple[str, ...]] = {
     # a stream left open is waited out for the request timeout: a short one
     "cancelled-stream-stays-open": (
@@ -68,7 +71,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
         "3",
     ),
     # the property layer's mutants: the operations they touch and the state machine of their area
-    # (selftests/test_property_layer.py runs every state machine)
+    # (selftests/suite/property/test_property_layer.py runs every state machine)
     "create-thread-200": (*PROPERTY_LAYER, "-k", "createThread or (state_machine and threads)"),
     "search-threads-no-auth": (
         *PROPERTY_LAYER,
@@ -89,7 +92,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     # and the scenario's `bulk []`
     "empty-bulk-500": (
         *PROPERTY_LAYER,
-        "tests/test_knowledge.py",
+        "tests/scenario/test_knowledge.py",
         "-k",
         "BulkCreateDocuments or (state_machine and knowledge) or bulk_takes_an_array_only",
     ),
@@ -111,35 +114,35 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "process-never-starts": (*KNOWLEDGE_MODULES, "--process-timeout", "1"),
     "knowledges-prefix-diverges": KNOWLEDGE_MODULES,
     "kb-description-truncated": KNOWLEDGE_MODULES,
-    "messages-ignore-limit": ("tests/test_conversations.py",),
-    "messages-ignore-offset": ("tests/test_conversations.py",),
-    "conversation-patch-not-persisted": ("tests/test_conversations.py",),
-    "chatkit-secret-never-works": ("tests/test_files.py",),
+    "messages-ignore-limit": ("tests/scenario/test_conversations.py",),
+    "messages-ignore-offset": ("tests/scenario/test_conversations.py",),
+    "conversation-patch-not-persisted": ("tests/scenario/test_conversations.py",),
+    "chatkit-secret-never-works": ("tests/scenario/test_files.py",),
     # flows appended last: the one module or operation they change
-    "message-created-without-id": ("tests/test_conversations.py",),
-    "count-as-text": ("tests/test_property.py", "-k", "countAssistants"),
-    "thread-read-with-nan": ("tests/test_threads.py",),
+    "message-created-without-id": ("tests/scenario/test_conversations.py",),
+    "count-as-text": ("tests/property/test_property.py", "-k", "countAssistants"),
+    "thread-read-with-nan": ("tests/scenario/test_threads.py",),
     # hostile answers, with default options: the one test that reaches the operation, and the
     # auth checks that send it no credential
     "answer-drips": (
-        "tests/test_threads.py::test_history_grows_with_each_write_newest_first",
+        "tests/scenario/test_threads.py::test_history_grows_with_each_write_newest_first",
         *without_credential("POST /api/ai/threads/{thread_id}/history"),
     ),
     "answer-never-ends": (
-        "tests/test_threads.py::test_state_written_is_the_state_read",
+        "tests/scenario/test_threads.py::test_state_written_is_the_state_read",
         *without_credential("GET /api/ai/threads/{thread_id}/state"),
     ),
     "answer-cut-short": (
-        "tests/test_runs.py::test_run_list_pages_by_limit_and_offset",
+        "tests/scenario/test_runs.py::test_run_list_pages_by_limit_and_offset",
         *without_credential("GET /api/ai/threads/{thread_id}/runs/{run_id}"),
     ),
     # a lacking operation: every test that sends it (the run goes on: the rest as the reference)
     "thread-search-missing": (
-        "tests/test_threads.py",
-        "tests/test_auth.py",
-        "tests/test_robustness.py",
-        "tests/test_property.py",
-        "tests/test_files.py",
+        "tests/scenario/test_threads.py",
+        "tests/scenario/test_auth.py",
+        "tests/scenario/test_robustness.py",
+        "tests/property/test_property.py",
+        "tests/scenario/test_files.py",
         "-k",
         "test_threads or threads/search or searchThreads or chatkit",
     ),

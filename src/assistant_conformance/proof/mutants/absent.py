@@ -1,4 +1,4 @@
-"""Mutants of a target that lacks operations (#36, class 5 and 10): the rest answers as the
+"""Mutants of a target that lacks operations (one, or a whole read): the rest answers as the
 reference; what is missing is a finding on that operation's status, never a reason to stop."""
 
 from __future__ import annotations

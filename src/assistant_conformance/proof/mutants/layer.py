@@ -1,5 +1,5 @@
-"""Mutants the property layer catches (tests/test_property.py, tests/test_stateful.py); its hostile
-ones are in hostile.py."""
+"""Mutants the property layer catches (tests/property/test_property.py,
+tests/property/test_stateful.py); its hostile ones are in hostile.py."""
 
 from __future__ import annotations
 

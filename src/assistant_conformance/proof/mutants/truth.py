@@ -1,4 +1,4 @@
-"""Mutants of the truth issues (#32, #36): one run path broken, a 2xx that carries an error, a
+"""Mutants of what real servers do wrong: one run path broken, a 2xx that carries an error, a
 challenge missing on one operation, a body declared as text, bad state after a run."""
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from assistant_conformance.proof.variants.spelling import (
     Throttling,
 )
 
-__all__ = ["VARIANTS", "SseDialect", "opaque_ids", "own_ids", "wrap"]
+__all__ = ["VARIANTS", "SseDialect", "opaque_ids", "own_ids", "with_variant"]
 
 VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "extra-fields": ExtraFields,

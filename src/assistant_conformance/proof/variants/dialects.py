@@ -1,4 +1,4 @@
-"""Variants that speak the API as other real servers of the family do (#32, #36): namespaces in
+"""Variants that speak the API as other real servers of the family do: namespaces in
 objects, runs that take a plain text input, run bodies validated strictly, idle state reads that
 vary. Each uses a freedom the interface document leaves (bodies "not shown", errors "not shown")."""
 

@@ -1,4 +1,4 @@
-"""Variants that behave as queue-backed servers do (#32, #36): a run's status stored a moment after
+"""Variants that behave as queue-backed servers do: a run's status stored a moment after
 its stream's end, and a connection-scoped opening frame without an id on every stream."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The door's side of the requests stack (schemathesis' sessions, through transport.PolicyAdapter):
+"""The door's side of the requests stack (schemathesis' sessions, through policy.PolicyAdapter):
 an answer read whole under the same bounds as httpx's (suite/http/door.py), an event stream passed
 to its reader capped, every exchange on the running test's trail."""
 

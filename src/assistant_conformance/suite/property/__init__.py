@@ -15,8 +15,9 @@
 - scope.py: the checks run, and the requirements a property test may name;
 - stateful.py: the links as state machines.
 
-Used by tests/test_property.py (one pytest item per operation) and tests/test_stateful.py. (This
-file imports none of them: importing one module of the layer loads only what it needs.)
+Used by tests/property/test_property.py (one pytest item per operation) and
+tests/property/test_stateful.py. (This file imports none of them: importing one module of the layer
+loads only what it needs.)
 
 May import: config, http, judging, safety, flows.
 """

@@ -1,8 +1,8 @@
 """Every piece of schemathesis' internals the suite relies on, in one file (schemathesis is pinned
 <5 in pyproject.toml). `install` applies the patches once, when the plugin configures the run;
-selftests/test_schemathesis_compat.py fails when the pinned version stops needing or allowing
-one of them. Everything else the suite asks of schemathesis goes through its public API: the
-seed and depth of generated tests are the schema's configuration (property/generation.py).
+selftests/suite/property/test_schemathesis_compat.py fails when the pinned version stops needing or
+allowing one of them. Everything else the suite asks of schemathesis goes through its public API:
+the seed and depth of generated tests are the schema's configuration (property/generation.py).
 
 1. Coverage cases made when an operation's test runs, not when it is collected. Schemathesis
    builds every operation's coverage cases (about 1,700 here) as explicit Hypothesis examples

@@ -16,7 +16,7 @@ from assistant_conformance.suite.config.settings import OptionError, is_on, opti
 
 # The longest single tests: a whole state machine each (seconds of serial requests). Spread apart
 # in the collection, they start early on different workers instead of queueing on one.
-LONGEST = ("tests/test_stateful.py::",)
+LONGEST = ("tests/property/test_stateful.py::",)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own reads -n

@@ -13,7 +13,7 @@ line; it names principals ("main", "alt"), never their tokens:
     {"event": "closed", "left": [...]}                     (or "kept", under --no-cleanup)
 
 The suite's clients write the intent before a create is sent and the delete request as soon as
-the answer names the id (guard.GuardedTransport, for the creates in CREATES); tests add what
+the answer names the id (guarded.py, for the creates in CREATES); tests add what
 only they know with `track`. At the end the session deletes what is recorded, newest first; a
 404 or 410 means a test removed it already. `sweep` does the same for the open ledgers of earlier
 runs against the same target, and also removes threads and conversations those runs marked with

@@ -99,7 +99,7 @@ def grouped(leftovers: Iterable[Leftover]) -> list[dict[str, Any]]:
 
 
 def cleanup_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The report's `cleanup`, from what each process's end of run recorded (safety.py)."""
+    """The report's `cleanup`, from what each process's end of run recorded (session.py)."""
     return {
         "runs": [r["run"] for r in records],
         "ledgers": [r["ledger"] for r in records],

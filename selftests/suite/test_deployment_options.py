@@ -1,0 +1,260 @@
+"""What a deployed target needs, each shown against the reference (suite/http/policy.py):
+--header on every request of every layer and masked everywhere, --rate-limit held, a target that
+throttles (429 + Retry-After) waited out and reported, --ca-bundle and --insecure for TLS, and
+--lf rerunning only what failed.
+
+Every case is a suite run in a subprocess against a loopback server; the runs go concurrently
+(one module fixture).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+import trustme
+from safety_support import (
+    ALT_TOKEN,
+    TOKEN,
+    Done,
+    dropping_proxy,
+    reference_app,
+    run_suite,
+    serve,
+)
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assistant_conformance.proof import mutants, variants
+from assistant_conformance.suite.run import concurrency
+
+# Every layer: a property-layer operation, a scenario test, an event stream.
+LAYERS = (
+    "tests/property/test_property.py",
+    "tests/scenario/test_threads.py",
+    "tests/scenario/test_streams.py",
+    "-k",
+    "searchThreads or created_thread_is_readable or stream_has_event_ids",
+)
+# Enough to spread: property-layer operations with a finding (the mutant's), and scenario tests.
+SPREAD = (
+    "tests/property/test_property.py",
+    "tests/scenario/test_knowledge.py",
+    "tests/scenario/test_threads.py",
+    "-k",
+    "Knowledgebase or knowledge or thread",
+    "--examples=5",
+)
+GATEWAY_KEY = "gw-key-5d1e9a7c3b"  # a header value: a secret in every output
+RATE = 20.0
+# One test that fails against create-thread-200 and one that passes (by -k: under --lf, pytest
+# skips collecting files without failures, so a node id of the passing one would not be found).
+FAILING_AND_PASSING = (
+    "tests/scenario/test_threads.py",
+    "tests/scenario/test_conversations.py",
+    "-k",
+    "created_thread_is_readable or message_list_honours_limit",
+)
+
+
+class Recorder:
+    """Around an app: when each request came, and its headers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.seen: list[tuple[float, str, dict[bytes, bytes]]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = f"{scope['method']} {scope['path']}"
+            self.seen.append((time.monotonic(), path, dict(scope["headers"])))
+        await self.app(scope, receive, send)
+
+
+def _cases(
+    stack: ExitStack, workdir: Path
+) -> tuple[dict[str, Callable[[], Done]], dict[str, Recorder], dict[str, Done]]:
+    def run(name: str, base_url: str, *args: str, tests: tuple[str, ...] = LAYERS) -> Done:
+        options = [f"--base-url={base_url}", f"--token={TOKEN}", f"--alt-token={ALT_TOKEN}", *args]
+        cache = f"cache_dir={workdir / name / 'cache'}"
+        return run_suite(workdir / name, *tests, *options, "-p", "no:randomly", "-o", cache)
+
+    recorders = {name: Recorder(reference_app(workdir / name)) for name in ("header", "rate")}
+    recorded = stack.enter_context(serve(recorders["header"]))
+    limited = stack.enter_context(serve(recorders["rate"]))
+    throttling = stack.enter_context(
+        serve(variants.with_variant(reference_app(workdir / "throttling"), "throttling"))
+    )
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(workdir / "ca.pem"))
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(
+        str(workdir / "server.pem")
+    )
+    pem = str(workdir / "server.pem")
+    tls = stack.enter_context(serve(reference_app(workdir / "tls"), tls=(pem, pem)))
+    broken = stack.enter_context(
+        serve(mutants.with_mutant(reference_app(workdir / "broken"), "create-thread-200"))
+    )
+    dropping = stack.enter_context(serve(reference_app(workdir / "drops")))
+    dropping = stack.enter_context(dropping_proxy(dropping, every=2))
+    lf = FAILING_AND_PASSING
+    earlier: dict[str, Done] = {}
+
+    def failing_then_lf() -> Done:
+        """A failing run, then --lf on the same cache (it reads the first one's failures)."""
+        earlier["lf-first"] = run("lf", broken, tests=lf)
+        return run("lf", broken, "--lf", tests=lf)
+
+    spread = stack.enter_context(
+        serve(mutants.with_mutant(reference_app(workdir / "spread"), "kb-permission-any-string"))
+    )
+    alone = stack.enter_context(
+        serve(mutants.with_mutant(reference_app(workdir / "alone"), "kb-permission-any-string"))
+    )
+    cases = {
+        "alone": lambda: run("alone", alone, "--concurrency=1", tests=SPREAD),
+        "spread": lambda: run("spread", spread, "--concurrency=3", tests=SPREAD),
+        "header": lambda: run("header", recorded, f"--header=X-Gateway-Key: {GATEWAY_KEY}"),
+        "rate": lambda: run("rate", limited, f"--rate-limit={RATE:g}/s"),
+        "throttled": lambda: run("throttled", throttling),
+        "drops": lambda: run("drops", dropping),
+        "tls-plain": lambda: run("tls-plain", tls),
+        "tls-ca": lambda: run("tls-ca", tls, f"--ca-bundle={workdir / 'ca.pem'}"),
+        "tls-insecure": lambda: run("tls-insecure", tls, "--insecure"),
+        "lf": failing_then_lf,
+    }
+    return cases, recorders, earlier
+
+
+Runs = tuple[dict[str, Done], dict[str, Recorder]]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    workdir = tmp_path_factory.mktemp("deployment")
+    with ExitStack() as stack:
+        cases, recorders, earlier = _cases(stack, workdir)
+        with ThreadPoolExecutor(max_workers=len(cases)) as pool:
+            futures = {name: pool.submit(case) for name, case in cases.items()}
+            done = {name: f.result() for name, f in futures.items()}
+        yield {**done, **earlier}, recorders
+
+
+def judged_all_pass(run: Done) -> bool:
+    verdicts = set(run.verdicts().values())
+    return "pass" in verdicts and not verdicts & {"fail", "warn", "error"}
+
+
+def test_header_reaches_every_request_of_every_layer_and_no_output(runs: Runs) -> None:
+    done, recorders = runs
+    run, seen = done["header"], recorders["header"].seen
+    assert run.returncode == 0, run.output
+    paths = {path for _, path, _ in seen}
+    assert any("/threads/search" in p for p in paths) and any("/runs/stream" in p for p in paths)
+    key = GATEWAY_KEY.encode()
+    missing = [path for _, path, h in seen if h.get(b"x-gateway-key") != key]
+    assert not missing, missing[:5]
+    assert GATEWAY_KEY not in run.output
+    for path in run.report_dir.rglob("*"):
+        if path.is_file():
+            assert GATEWAY_KEY not in path.read_text(errors="replace"), path
+    assert run.document()["transport"]["headers"] == ["X-Gateway-Key"]
+
+
+def test_rate_limit_holds_over_the_whole_run(runs: Runs) -> None:
+    done, recorders = runs
+    run, times = done["rate"], [t for t, _, _ in recorders["rate"].seen]
+    assert run.returncode == 0, run.output
+    assert judged_all_pass(run)
+    assert len(times) > 2 * RATE  # enough requests for the limit to matter
+    busiest = max(sum(1 for t in times if start <= t < start + 1) for start in times)
+    assert busiest <= RATE + 1, busiest  # the pre-flight request may come before the limit
+    assert run.document()["transport"]["rate_limit"] == RATE
+
+
+def test_throttled_requests_are_waited_out_reported_and_never_findings(runs: Runs) -> None:
+    run = runs[0]["throttled"]
+    assert run.returncode == 0, run.output
+    assert judged_all_pass(run)
+    throttled = run.document()["transport"]["throttled"]
+    assert throttled["requests"] >= 3 and throttled["seconds"] >= throttled["requests"] * 0.9
+    assert f"the target throttled {throttled['requests']} requests" in run.output
+
+
+def test_a_connection_closed_before_an_answer_is_sent_again_once(runs: Runs) -> None:
+    """Every second connection reset as its request arrives (the keep-alive race): each such
+    request goes again on a new connection, is counted, and is no finding."""
+    done, _ = runs
+    run = done["drops"]
+    assert run.returncode == 0, run.output
+    assert judged_all_pass(run)
+    resent = run.document()["transport"]["resent_after_close"]
+    assert resent >= 2 and f"{resent} requests sent again" in run.stdout
+
+
+def test_tls_to_a_private_ca_needs_the_bundle_or_insecure(runs: Runs) -> None:
+    done = runs[0]
+    plain, with_ca, insecure = done["tls-plain"], done["tls-ca"], done["tls-insecure"]
+    assert plain.returncode == 3 and "certificate" in plain.output.lower(), plain.output
+    assert with_ca.returncode == 0 and judged_all_pass(with_ca), with_ca.output
+    assert insecure.returncode == 0 and judged_all_pass(insecure), insecure.output
+    assert "TLS NOT verified (--insecure)" in insecure.output
+    assert insecure.document()["transport"]["tls"] == "NOT verified (--insecure)"
+
+
+def test_lf_reruns_only_what_failed_as_the_terminal_says(runs: Runs) -> None:
+    first, again = runs[0]["lf-first"], runs[0]["lf"]
+    assert first.returncode == 1, first.output
+    assert "rerun only what failed: pytest --lf --seed=0 --examples=10 --base-url=" in first.output
+    assert again.returncode == 1, again.output
+    last = again.output.strip().splitlines()[-1]
+    assert "1 failed" in last and "passed" not in last, again.output
+
+
+def findings_of(run: Done) -> dict[str, tuple[str, int, list[str]]]:
+    """Per requirement: the verdict, how many findings, and what each expected (actual texts
+    name identifiers the target made, which differ from run to run)."""
+    return {
+        r["id"]: (r["verdict"], len(r["findings"]), sorted(f["expected"] for f in r["findings"]))
+        for r in run.document()["requirements"]
+    }
+
+
+def test_concurrency_spreads_the_run_and_keeps_its_verdicts_and_findings(runs: Runs) -> None:
+    alone, spread = runs[0]["alone"], runs[0]["spread"]
+    assert alone.returncode == spread.returncode == 0, spread.output  # a SHOULD: a warning
+    assert alone.verdicts()["KB-ALLOWED-VALUES"] == "warn"
+    assert findings_of(spread) == findings_of(alone)
+    assert (alone.document()["workers"], spread.document()["workers"]) == (1, 3)
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [("http://127.0.0.1:8000", True), ("http://localhost", True), ("http://[::1]:1", True),
+     ("https://api.example.com", False), ("http://10.0.0.5:8000", False)],
+)  # fmt: skip
+def test_only_a_target_off_this_machine_is_spread_by_default(url: str, loopback: bool) -> None:
+    assert concurrency.is_loopback(url) is loopback
+
+
+def test_the_longest_tests_start_apart_when_spread() -> None:
+    """xdist hands out contiguous shares of the collection: the state machines, placed evenly
+    through it, land in different shares instead of queueing on one worker."""
+
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    items = [Item(f"tests/scenario/test_a.py::t{i}") for i in range(96)]
+    items[60:60] = [
+        Item(f"tests/property/test_stateful.py::test_state_machine[{n}]") for n in "abcd"
+    ]
+    ordered = concurrency.spread_longest(items)  # type: ignore[arg-type]
+    assert sorted(i.nodeid for i in ordered) == sorted(i.nodeid for i in items)
+    places = [n for n, i in enumerate(ordered) if "stateful" in i.nodeid]
+    assert places == [0, 25, 50, 75]
+    shares = {place * 8 // len(ordered) for place in places}  # the worker each lands on, of 8
+    assert len(shares) == 4
