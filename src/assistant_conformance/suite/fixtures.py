@@ -1,5 +1,7 @@
 """The suite's fixtures: settings, the target, the run's safety session and transport policy,
-clients of each principal, and the capability gate. Registered by the plugin (suite/plugin.py)."""
+clients of each principal (httpx's, and the property layer's requests session), all made by
+suite/http/clients.py with the run's guard around them, and the capability gate. Registered by the
+plugin (suite/plugin.py)."""
 
 from __future__ import annotations
 
@@ -34,8 +36,8 @@ def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
 
 @pytest.fixture(scope="session")
 def policy(pytestconfig: pytest.Config) -> Policy:
-    """The run's transport policy: every client of the target comes from it (suite/http/policy.py),
-    so every answer is read through the door's bounds."""
+    """The run's transport policy (suite/http/policy.py): every client of the target is made from
+    it by suite/http/clients.py, so every answer is read through the door's bounds."""
     return run_state(pytestconfig).policy
 
 

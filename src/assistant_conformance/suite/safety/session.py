@@ -104,12 +104,14 @@ def cleanup_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.
 
 
 def skip_writers(items: list[pytest.Item]) -> None:
-    """--read-only: skip what writes through clients the guard does not see (the property layer,
-    anything marked `writes`); the guard skips the rest at their first write."""
+    """--read-only: skip up front the property layer (its generated cases write, `api_session`),
+    anything marked `writes`, and what sends through clients other than GUARDED_CLIENTS (the
+    credential cases'); the guard skips the rest at their first write."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
+        generated = "api_session" in names
         unguarded = "target" in names and not names & set(GUARDED_CLIENTS)
-        if item.get_closest_marker("writes") or unguarded:
+        if item.get_closest_marker("writes") or generated or unguarded:
             item.add_marker(pytest.mark.skip(reason="read-only mode: this check writes"))
 
 
