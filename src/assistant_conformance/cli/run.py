@@ -28,7 +28,7 @@ def parser(prog: str) -> Parser:
     parser = Parser(
         prog=prog,
         usage=f"{prog} [suite options] [-- pytest args]",
-        description="The conformance suite from the installed package (see README: Options).",
+        description="The conformance suite from the installed package (see docs/options.md).",
     )
     for opt in OPTIONS:
         help_text = f"{opt.help} [env {opt.env}]"

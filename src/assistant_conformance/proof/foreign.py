@@ -98,6 +98,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def start_langgraph(
     tokens: list[str], workdir: Path, port: int = 0, graphs: tuple[str, ...] = ()
 ) -> ForeignServer:
@@ -110,6 +119,8 @@ def start_langgraph(
         config = json.loads((project / "langgraph.json").read_text(encoding="utf-8"))
         config["graphs"] = {name: config["graphs"][name] for name in graphs}
         (project / "langgraph.json").write_text(json.dumps(config), encoding="utf-8")
+    if port and not port_free(port):
+        raise ForeignStartError(f"port {port} on 127.0.0.1 is in use: choose another (--port)")
     port = port or free_port()
     env = {
         **os.environ,
@@ -154,6 +165,13 @@ def main(argv: list[str] | None = None) -> None:
     except ForeignStartError as exc:
         sys.exit(f"foreign: {exc}")
     print(server.base_url, flush=True)
+
+    def stop(*_: object) -> None:  # its server runs in a session of its own: stop it too
+        server.stop()
+        sys.exit(0)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
     try:
         server.process.wait()
     except KeyboardInterrupt:

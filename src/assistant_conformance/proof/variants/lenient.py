@@ -37,7 +37,7 @@ DEFAULTS = {
     "offset": "0",
     "start": "1970-01-01 00",
     "end": "9999-12-31 23",
-    "ids": "",  # no document named: the reference answers an empty list
+    "ids": "none",  # names no document: the reference answers an empty list
 }
 ALLOWED = {"permission": ("private", "organization", "public"), "type": ("standard", "external")}
 OBJECTS = ("recall", "parserConfig", "copilotModel")

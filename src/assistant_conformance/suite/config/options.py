@@ -42,7 +42,7 @@ OPTIONS = (
     Option(
         "--assistant",
         "ASSISTANT_API_ASSISTANT",
-        "the assistant every run uses (id or graph); default: one named for testing, else no run",
+        "the assistant every run uses (an id, graph or name); default: one named for testing, else none",
     ),
     Option(
         "--run-input",
