@@ -20,7 +20,7 @@ import pytest
 import yaml
 from safety_support import ALT_TOKEN, ROOT, TOKEN, reference_app, serve
 
-from assistant_conformance.contract.catalogue import load as load_catalogue
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.matrix import grid
 from assistant_conformance.matrix.targets import PlanError, load_plan, parse_plan
 
@@ -200,7 +200,7 @@ def test_the_published_grid_holds_the_reviewed_verdicts() -> None:
     header, *rows = [ln for ln in block[1].splitlines() if ln.startswith("| requirement |")
                      or re.match(r"^\| [A-Z][A-Z0-9-]+ \|", ln)]  # fmt: skip
     assert header.split(" | ")[2:5] == ["reference", "no-validation", "langgraph"]
-    catalogue = load_catalogue()
+    catalogue = load()
     grid_rows = {cells[0]: cells[1:] for cells in (r.strip("| ").split(" | ") for r in rows)}
     assert set(grid_rows) == set(catalogue.requirements) and len(rows) == len(grid_rows)
     reviewed = dict(REVIEWED.findall((ROOT / "docs/compatibility/langgraph.md").read_text()))

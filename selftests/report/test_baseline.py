@@ -12,16 +12,15 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
-from assistant_conformance.report import baseline
+from assistant_conformance.report import baseline, model
 from assistant_conformance.report.baseline import BaselineError
 from assistant_conformance.report.model import FAIL, PASS, WARN, Finding, TestResult
-from assistant_conformance.report.model import Run as SuiteRun
 from assistant_conformance.report.verdicts import build
 
 TODAY = dt.date(2026, 6, 1)
 
 
-def _build(entries: dict[str, baseline.BaselineEntry], *tests: TestResult) -> SuiteRun:
+def _build(entries: dict[str, baseline.BaselineEntry], *tests: TestResult) -> model.Run:
     return build(load(), list(tests), info={}, capabilities={}, baseline=entries, today=TODAY)
 
 

@@ -7,6 +7,7 @@ way; the runs go concurrently (one module fixture) to keep this module at a few 
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,10 @@ HOSTILE_PROPERTY = (
     "-k",
     "getThreadHistory or getThreadState or getRun",
 )
+# Every test of every layer that asks the dripping operation (thread history), spread over two
+# workers: the run's count of deadlines missed is shared by its processes.
+DRIPPING = "POST /api/ai/threads/{thread_id}/history"
+EVERY_DRIP = ("tests", "-k", "history", "--concurrency=2")
 CAP = 1024 * 1024
 REQUEST_TIMEOUT, PROCESS_TIMEOUT = 2.0, 3.0
 BOUND = 30  # seconds an unusable or hanging target may cost a run, beyond its start-up
@@ -136,6 +141,9 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
             *timeouts,
             f"--max-response-size={CAP}",
             tests=HOSTILE_PROPERTY,
+        ),
+        "drips-everywhere": lambda: run(
+            "drips-everywhere", hostile, *timeouts, f"--max-response-size={CAP}", tests=EVERY_DRIP
         ),
         "wrong-base": lambda: run("wrong-base", f"{complete}/api/ai"),
         "subset": lambda: run("subset", subset, tests=SUBSET),
@@ -292,3 +300,26 @@ def test_a_stop_in_a_worker_ends_the_spread_run_in_one_line(runs: dict[str, Done
     lines = [x for x in run.output.splitlines() if x.startswith("harness error: ")]
     assert len(lines) == 1 and "stopped answering" in lines[0], run.output
     assert TOKEN not in run.output
+
+
+def test_an_operation_late_twice_is_not_asked_again_in_the_run(runs: dict[str, Done]) -> None:
+    """The dripping operation costs the run two deadlines (its findings), not one per test that
+    asks it: every later check that needs it is not judged, saying why. Counted in the run's own
+    record (results.json), not by the clock."""
+    run = runs["drips-everywhere"]
+    assert run.returncode == 1, run.output  # the two deadlines missed are findings
+    kept = json.loads((run.report_dir / "results.json").read_text(encoding="utf-8"))["tests"]
+    late = [f for t in kept for f in t["findings"]
+            if f["actual"].startswith(f"{DRIPPING}: answer not complete within 2 s")]  # fmt: skip
+    said = f"not judged: {DRIPPING} did not answer within 2 s twice"
+    not_asked = [t["nodeid"] for t in kept if t["reason"] == said]
+    assert 1 <= len(late) <= 2, late
+    met = late_tests(kept)
+    assert len(not_asked) >= 10 and all(t["nodeid"] in not_asked + met for t in kept), kept
+    assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
+
+
+def late_tests(kept: list[dict]) -> list[str]:
+    """The tests that met the operation's deadline themselves."""
+    return [t["nodeid"] for t in kept if any("within 2 s (--request" in f["actual"]
+                                             for f in t["findings"])]  # fmt: skip

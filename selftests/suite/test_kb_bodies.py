@@ -16,7 +16,7 @@ import pytest
 
 from assistant_conformance.suite.config.options import OPTIONS
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.flows import knowledge as kb
+from assistant_conformance.suite.flows import knowledge
 from assistant_conformance.suite.judging import charges
 from assistant_conformance.suite.judging.negations import Negation
 from assistant_conformance.suite.property import claims
@@ -31,7 +31,7 @@ REFERENCE_ENV = {
 
 
 def test_a_valid_body_names_no_resource_the_user_did_not_give() -> None:
-    body = kb.Bodies("run-1").valid(kb.V1, "t")
+    body = knowledge.Bodies("run-1").valid(knowledge.V1, "t")
     assert not {"workspaceId", "integrationId"} & set(body)
     assert "copilotId" not in body["copilotModel"] and body["copilotModel"]["model"]
     assert complete_kb_body(body)  # every other field of 2.1 is there
@@ -39,30 +39,33 @@ def test_a_valid_body_names_no_resource_the_user_did_not_give() -> None:
 
 def test_references_the_user_gave_are_sent() -> None:
     given = {"workspaceId": WORKSPACE, "copilotModel.copilotId": "copilot-7"}
-    body = kb.Bodies("run-1", given).valid(kb.KNOWLEDGES, "t", variant=1)
+    body = knowledge.Bodies("run-1", given).valid(knowledge.KNOWLEDGES, "t", variant=1)
     assert body["workspaceId"] == WORKSPACE and body["copilotModel"]["copilotId"] == "copilot-7"
     assert "integrationId" not in body
 
 
 def test_names_are_unique_per_run_prefix_test_and_body() -> None:
-    first, second = kb.Bodies("run-1"), kb.Bodies("run-1")  # two tests, or one test run twice
+    first, second = (
+        knowledge.Bodies("run-1"),
+        knowledge.Bodies("run-1"),
+    )  # two tests, or one test run twice
     names = {
         prefix: [first.valid(prefix, "update")["name"] for _ in range(2)]
         + [second.valid(prefix, "update")["name"], first.minimal(prefix, "update")["name"]]
-        for prefix in kb.PREFIXES
+        for prefix in knowledge.PREFIXES
     }
     every = [n for listed in names.values() for n in listed]
     assert len(set(every)) == len(every)
     for prefix, listed in names.items():
-        assert all(n.startswith(f"run-1-{kb.PREFIX_NAMES[prefix]}-update") for n in listed)
+        assert all(n.startswith(f"run-1-{knowledge.PREFIX_NAMES[prefix]}-update") for n in listed)
 
 
 def test_a_reference_broken_on_purpose_stays() -> None:
     body = {"workspaceId": "not-a-uuid", "integrationId": str(uuid.uuid4()), "name": "x"}
-    kept = kb.with_references(body, {}, keep={"workspaceId"})
+    kept = knowledge.with_references(body, {}, keep={"workspaceId"})
     assert kept == {"workspaceId": "not-a-uuid", "name": "x"}
     nested = {"copilotModel": "embedding"}  # the object itself of the wrong type
-    assert kb.with_references(nested, {}) == nested
+    assert knowledge.with_references(nested, {}) == nested
 
 
 def test_the_options_reach_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,8 +119,12 @@ def test_what_a_negative_case_broke_is_sent_as_drawn(monkeypatch: pytest.MonkeyP
     [
         {},  # which fields are required is not shown: a partial body may be refused
         {"name": "kb"},
-        {k: v for k, v in kb.Bodies("r").valid(kb.V1, "t").items() if k != "description"},
-        {**kb.Bodies("r").valid(kb.V1, "t"), "recall": {"topK": 5}},
+        {
+            k: v
+            for k, v in knowledge.Bodies("r").valid(knowledge.V1, "t").items()
+            if k != "description"
+        },
+        {**knowledge.Bodies("r").valid(knowledge.V1, "t"), "recall": {"topK": 5}},
     ],
 )
 def test_only_a_whole_body_is_judged_for_acceptance(body: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from safety_support import (
     table_counts,
 )
 
-from assistant_conformance.proof import serve as proof_serve
+from assistant_conformance.proof.serve import start_server
 from assistant_conformance.reference import embedded
 
 MAIN_TESTS = (
@@ -150,7 +150,7 @@ def batch() -> Batch:
         (work / name).mkdir()
     main = embedded.start([TOKEN, ALT_TOKEN], work / "main" / "reference.db", token_delay_ms=2)
     mutant_db = work / "mutant" / "reference.db"
-    mutant = proof_serve.start_server(
+    mutant = start_server(
         [TOKEN, ALT_TOKEN], mutant_db, extra_args=["--mutant", "chatkit-secret-never-works"]
     )
     echo_app = Misbehave(

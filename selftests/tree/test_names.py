@@ -6,8 +6,9 @@
 - but for ROLES: names each module of a kind defines as its part of a protocol that calls it by
   that name (so they mean the same thing in each: a command's `main`, a reference module's
   `router`), and pytest's hooks (`pytest_*`);
-- no import renames a name of the project's own (`from assistant_conformance.x import a as b`,
-  `from . import m as n`): a name reads the same wherever it is used.
+- no import of src/, tests/ or selftests/ renames a name of the project's own
+  (`from assistant_conformance.x import a as b`, `from . import m as n`): a name reads the same
+  wherever it is used.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "src" / "assistant_conformance"
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "assistant_conformance"
 ROLES = {
     "main": "a command's entry point (cli/__init__.py calls each verb's)",
     "parser": "a command's argument parser",
@@ -81,7 +83,12 @@ def test_no_two_modules_define_one_name() -> None:
 
 
 def test_no_import_renames_the_projects_own_names() -> None:
-    found = {path: said for path, source in sources().items() if (said := renamed(source))}
+    checked = [p for d in ("src", "tests", "selftests") for p in sorted((ROOT / d).rglob("*.py"))]
+    found = {
+        str(path.relative_to(ROOT)): said
+        for path in checked
+        if (said := renamed(path.read_text(encoding="utf-8")))
+    }
     assert found == {}
 
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import pytest
 
 from assistant_conformance.contract.openapi import by_label
-from assistant_conformance.suite.property import compat
-from assistant_conformance.suite.property.generation import schema as loaded
+from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.property.runner import Runner
 from assistant_conformance.suite.property.scope import requirements
 
-schema = loaded()  # seeded from --seed and as deep as --examples (property/generation.py)
+schema = (
+    generation.schema()
+)  # seeded from --seed and as deep as --examples (property/generation.py)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -16,18 +16,17 @@ import pytest
 
 from assistant_conformance.suite.property.runner import Runner
 from assistant_conformance.suite.property.scope import stateful_requirements
-from assistant_conformance.suite.property.stateful import AREAS as CHAINS
-from assistant_conformance.suite.property.stateful import run_state_machine
+from assistant_conformance.suite.property.stateful import AREAS, run_state_machine
 
-STEPS = 10  # per scenario; scenarios: about 4 x --examples in all (shares in CHAINS)
-AREAS = [
+STEPS = 10  # per scenario; scenarios: about 4 x --examples in all (shares in AREAS)
+CHAINS = [
     pytest.param(area, marks=pytest.mark.req(*stateful_requirements(tags)), id=area)
-    for area, (tags, _) in CHAINS.items()
+    for area, (tags, _) in AREAS.items()
 ]
 
 
 @pytest.mark.writes  # every chain starts with a create
-@pytest.mark.parametrize("area", AREAS)
+@pytest.mark.parametrize("area", CHAINS)
 def test_state_machine(area: str, target, suite_settings, api_session, run_safety, agent) -> None:
     runner = Runner.for_run(target, suite_settings, api_session, run_safety)
     seed, examples = suite_settings.seed, suite_settings.examples

@@ -7,23 +7,23 @@ import pytest
 
 from assistant_conformance.suite.flows import (
     SHAPE,
+    conversations,
     identifier,
     is_client_error,
     items_of,
     json_of,
 )
-from assistant_conformance.suite.flows import conversations as conv
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
 
 @pytest.mark.req("MSG-LIST-PAGING", "MSG-STATUS", "CONV-STATUS", SHAPE)
 def test_message_list_honours_limit_and_offset(api: httpx.Client, ledger: Ledger) -> None:
-    cid = conv.create_conversation(api, ledger, "paging")
-    created = conv.create_messages(api, cid, ledger.run_prefix, 5)
+    cid = conversations.create_conversation(api, ledger, "paging")
+    created = conversations.create_messages(api, cid, ledger.run_prefix, 5)
     answers = []
     for offset in (0, 2, 4, 6):
-        response = conv.list_page(api, cid, limit=2, offset=offset)
+        response = conversations.list_page(api, cid, limit=2, offset=offset)
         findings.require_success("MSG-STATUS", response, 200)
         items_of(response)  # a list answer, or the test stops (SHAPE)
         answers.append(findings.index(response))
@@ -51,10 +51,10 @@ def test_message_list_honours_limit_and_offset(api: httpx.Client, ledger: Ledger
 def test_message_list_requires_numeric_limit_and_offset(
     api: httpx.Client, ledger: Ledger, params: dict[str, object]
 ) -> None:
-    cid = conv.create_conversation(api, ledger, "paging-required")
-    control = api.get(conv.messages_url(cid), params={"limit": 2, "offset": 0})
+    cid = conversations.create_conversation(api, ledger, "paging-required")
+    control = api.get(conversations.messages_url(cid), params={"limit": 2, "offset": 0})
     findings.expect_status("MSG-STATUS", control, 200)
-    response = api.get(conv.messages_url(cid), params=params)
+    response = api.get(conversations.messages_url(cid), params=params)
     findings.expect_rejected("MSG-PAGING-REQUIRED", response, f"list with {params}", control)
 
 
@@ -62,9 +62,9 @@ def test_message_list_requires_numeric_limit_and_offset(
 def test_created_message_is_read_and_search_needs_no_body(
     api: httpx.Client, ledger: Ledger
 ) -> None:
-    cid = conv.create_conversation(api, ledger, "message")
-    (message_id,) = conv.create_messages(api, cid, ledger.run_prefix, 1)
-    read = api.get(f"{conv.messages_url(cid)}/{message_id}")
+    cid = conversations.create_conversation(api, ledger, "message")
+    (message_id,) = conversations.create_messages(api, cid, ledger.run_prefix, 1)
+    read = api.get(f"{conversations.messages_url(cid)}/{message_id}")
     findings.expect_status("MSG-STATUS", read, 200)
     body = json_of(read)
     findings.expect(
@@ -74,18 +74,20 @@ def test_created_message_is_read_and_search_needs_no_body(
         read,
         read,
     )
-    listed = conv.ids_in(items_of(conv.list_page(api, cid, limit=10, offset=0)))
+    listed = conversations.ids_in(items_of(conversations.list_page(api, cid, limit=10, offset=0)))
     findings.expect("MSG-GET-CREATED", message_id in listed, "the message in the list", listed)
 
-    search = api.post(f"{conv.messages_url(cid)}/search")  # no body, as the reference call sends
+    search = api.post(
+        f"{conversations.messages_url(cid)}/search"
+    )  # no body, as the reference call sends
     if findings.expect_success("MSG-SEARCH-NO-BODY", search, "without a body"):
         findings.expect_status("MSG-STATUS", search, 200)  # charged once: a refusal is the above
 
 
 @pytest.mark.req("CONV-SEARCH-FINDS", "CONV-STATUS", SHAPE)
 def test_search_finds_a_new_conversation(api: httpx.Client, ledger: Ledger) -> None:
-    cid = conv.create_conversation(api, ledger, "search")
-    found, response = conv.search_finds(api, cid, f"{ledger.run_prefix}-search")
+    cid = conversations.create_conversation(api, ledger, "search")
+    found, response = conversations.search_finds(api, cid, f"{ledger.run_prefix}-search")
     findings.expect_status("CONV-STATUS", response, 200)
     findings.expect(
         "CONV-SEARCH-FINDS", found, f"conversation {cid} in the search answer", response, response
@@ -94,13 +96,15 @@ def test_search_finds_a_new_conversation(api: httpx.Client, ledger: Ledger) -> N
 
 @pytest.mark.req("CONV-PATCH-PERSISTS", "CONV-STATUS", SHAPE)
 def test_patch_persists(api: httpx.Client, ledger: Ledger) -> None:
-    cid = conv.create_conversation(api, ledger, "patch")
+    cid = conversations.create_conversation(api, ledger, "patch")
     sent = {
         "title": f"{ledger.run_prefix}-patched ✓",
         "options": {"run": ledger.run_prefix, "n": 2},
     }
-    findings.require_success("CONV-STATUS", api.patch(conv.conversation_url(cid), json=sent), 200)
-    read = api.get(conv.conversation_url(cid))
+    findings.require_success(
+        "CONV-STATUS", api.patch(conversations.conversation_url(cid), json=sent), 200
+    )
+    read = api.get(conversations.conversation_url(cid))
     findings.require_success("CONV-STATUS", read, 200)
     back = {"kind": "read-back", "entry": findings.index(read), "sent": sent}
     findings.judge("CONV-PATCH-PERSISTS", back, "the patched fields read back", read)
@@ -108,14 +112,14 @@ def test_patch_persists(api: httpx.Client, ledger: Ledger) -> None:
 
 @pytest.mark.req("CONV-DELETE-GONE", "CONV-STATUS", "MSG-STATUS", SHAPE)
 def test_deleted_conversation_is_gone_with_its_messages(api: httpx.Client, ledger: Ledger) -> None:
-    cid = conv.create_conversation(api, ledger, "delete")
-    message_ids = conv.create_messages(api, cid, ledger.run_prefix, 2)
-    findings.require_success("CONV-STATUS", api.delete(conv.conversation_url(cid)), 202)
+    cid = conversations.create_conversation(api, ledger, "delete")
+    message_ids = conversations.create_messages(api, cid, ledger.run_prefix, 2)
+    findings.require_success("CONV-STATUS", api.delete(conversations.conversation_url(cid)), 202)
     after = {
-        "get conversation": api.get(conv.conversation_url(cid)),
-        "list messages": conv.list_page(api, cid, limit=10, offset=0),
-        "get message": api.get(f"{conv.messages_url(cid)}/{message_ids[0]}"),
-        "search messages": api.post(f"{conv.messages_url(cid)}/search"),
+        "get conversation": api.get(conversations.conversation_url(cid)),
+        "list messages": conversations.list_page(api, cid, limit=10, offset=0),
+        "get message": api.get(f"{conversations.messages_url(cid)}/{message_ids[0]}"),
+        "search messages": api.post(f"{conversations.messages_url(cid)}/search"),
     }
     for what, response in after.items():
         findings.expect(
@@ -125,15 +129,15 @@ def test_deleted_conversation_is_gone_with_its_messages(api: httpx.Client, ledge
             response,
             response,
         )
-    found, response = conv.search_finds(api, cid, f"{ledger.run_prefix}-delete")
+    found, response = conversations.search_finds(api, cid, f"{ledger.run_prefix}-delete")
     findings.expect("CONV-DELETE-GONE", not found, "search no longer finds it", response, response)
 
 
 @pytest.mark.req("MSG-FEEDBACK-DELETE", "MSG-STATUS", "CONV-STATUS", SHAPE)
 def test_deleted_feedback_leaves_the_list(api: httpx.Client, ledger: Ledger) -> None:
-    cid = conv.create_conversation(api, ledger, "feedback")
-    (message_id,) = conv.create_messages(api, cid, ledger.run_prefix, 1)
-    feedbacks = f"{conv.messages_url(cid)}/{message_id}/feedbacks"
+    cid = conversations.create_conversation(api, ledger, "feedback")
+    (message_id,) = conversations.create_messages(api, cid, ledger.run_prefix, 1)
+    feedbacks = f"{conversations.messages_url(cid)}/{message_id}/feedbacks"
     listed = api.get(feedbacks)
     findings.require("MSG-STATUS", 200 <= listed.status_code < 300, "HTTP 2xx", listed, listed)
     # Creating a feedback is outside the contract (4.5): the reference's extension route.
@@ -144,14 +148,14 @@ def test_deleted_feedback_leaves_the_list(api: httpx.Client, ledger: Ledger) -> 
         )
     feedback_id = identifier(created)
 
-    before = conv.ids_in(items_of(api.get(feedbacks)))
+    before = conversations.ids_in(items_of(api.get(feedbacks)))
     findings.require(
         "MSG-FEEDBACK-DELETE", feedback_id in before, "the new feedback listed", before
     )
     deleted = api.delete(f"{feedbacks}/{feedback_id}")
     findings.require("MSG-STATUS", 200 <= deleted.status_code < 300, "HTTP 2xx", deleted, deleted)
     after_response = api.get(feedbacks)
-    after = conv.ids_in(items_of(after_response))
+    after = conversations.ids_in(items_of(after_response))
     findings.expect(
         "MSG-FEEDBACK-DELETE",
         feedback_id not in after,

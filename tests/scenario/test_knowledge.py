@@ -17,8 +17,8 @@ from assistant_conformance.suite.flows import (
     is_client_error,
     is_success,
     json_of,
+    knowledge,
 )
-from assistant_conformance.suite.flows import knowledge as kb
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.checks import mismatches
 from assistant_conformance.suite.safety.ledger import Ledger
@@ -30,17 +30,17 @@ def per_prefix(*reqs: str) -> list[Any]:
     return [
         pytest.param(
             p,
-            marks=pytest.mark.req(kb.STATUS_REQ[p], SHAPE, kb.VALID, *reqs),
-            id=kb.PREFIX_NAMES[p],
+            marks=pytest.mark.req(knowledge.STATUS_REQ[p], SHAPE, knowledge.VALID, *reqs),
+            id=knowledge.PREFIX_NAMES[p],
         )
-        for p in kb.PREFIXES
+        for p in knowledge.PREFIXES
     ]
 
 
 @pytest.fixture
-def bodies(ledger: Ledger, suite_settings: SuiteSettings) -> kb.Bodies:
+def bodies(ledger: Ledger, suite_settings: SuiteSettings) -> knowledge.Bodies:
     """This test's Knowledgebase bodies: names of its own, references only as the user gave."""
-    return kb.Bodies(ledger.run_prefix, suite_settings.kb_references)
+    return knowledge.Bodies(ledger.run_prefix, suite_settings.kb_references)
 
 
 @pytest.mark.parametrize(
@@ -50,16 +50,18 @@ def test_processed_documents_reach_a_terminal_status(
     api: httpx.Client,
     ledger: Ledger,
     suite_settings: SuiteSettings,
-    bodies: kb.Bodies,
+    bodies: knowledge.Bodies,
     prefix: str,
 ) -> None:
-    status_req, timeout = kb.STATUS_REQ[prefix], suite_settings.process_timeout
-    kb_id = kb.create_kb(api, ledger, prefix, bodies, "process")
-    doc_ids = kb.bulk(api, prefix, kb_id, kb.document_bodies(ledger.run_prefix, 3), status_req)
+    status_req, timeout = knowledge.STATUS_REQ[prefix], suite_settings.process_timeout
+    kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "process")
+    doc_ids = knowledge.bulk(
+        api, prefix, kb_id, knowledge.document_bodies(ledger.run_prefix, 3), status_req
+    )
     chosen, left_out = doc_ids[:2], doc_ids[2]
-    kb.process(api, prefix, kb_id, chosen, status_req)
+    knowledge.process(api, prefix, kb_id, chosen, status_req)
 
-    response, _, _ = kb.poll_until_terminal(api, prefix, kb_id, chosen, timeout)
+    response, _, _ = knowledge.poll_until_terminal(api, prefix, kb_id, chosen, timeout)
     findings.expect_status(status_req, response, 200)
     findings.judge(
         "KB-PROCESS-COMPLETES",
@@ -68,20 +70,20 @@ def test_processed_documents_reach_a_terminal_status(
         response,
     )
     # Two of three documents asked for: a server answering every document of the KB fails here.
-    kb.expect_exact(response, chosen)
-    alone = api.get(kb.status_url(prefix, kb_id), params={"ids": left_out})
+    knowledge.expect_exact(response, chosen)
+    alone = api.get(knowledge.status_url(prefix, kb_id), params={"ids": left_out})
     findings.expect_status(status_req, alone, 200)
-    kb.expect_exact(alone, [left_out])
+    knowledge.expect_exact(alone, [left_out])
 
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-UPDATE-ROUNDTRIP"))
 def test_full_update_round_trips_every_field(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> None:
-    kb_id = kb.create_kb(api, ledger, prefix, bodies, "update")
+    kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "update")
     sent = bodies.valid(prefix, "update", variant=1)
     minimal = bodies.minimal(prefix, "update")
-    written = kb.write_kb(api, "PUT", f"{prefix}/{kb_id}", sent, minimal, 200)
+    written = knowledge.write_kb(api, "PUT", f"{prefix}/{kb_id}", sent, minimal, 200)
     if not written.valid_accepted:
         raise findings.Blocked("not judged: the full update was refused (see its finding)")
     response = written.answer
@@ -89,7 +91,9 @@ def test_full_update_round_trips_every_field(
     findings.expect(
         "KB-UPDATE-ROUNDTRIP", not wrong, "every field answered as sent", wrong, response
     )
-    stored = kb.read_kb(api, prefix, kb_id)  # a read is no contract operation: used where it exists
+    stored = knowledge.read_kb(
+        api, prefix, kb_id
+    )  # a read is no contract operation: used where it exists
     if stored is not None:
         wrong = mismatches(sent, stored)
         findings.expect("KB-UPDATE-ROUNDTRIP", not wrong, "every field read back as sent", wrong)
@@ -97,17 +101,19 @@ def test_full_update_round_trips_every_field(
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-DELETE-GONE", "KB-BULK-CREATES"))
 def test_deleted_knowledge_base_is_gone(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> None:
-    status_req = kb.STATUS_REQ[prefix]
-    kb_id = kb.create_kb(api, ledger, prefix, bodies, "delete")
-    doc_ids = kb.bulk(api, prefix, kb_id, kb.document_bodies(ledger.run_prefix, 1), status_req)
+    status_req = knowledge.STATUS_REQ[prefix]
+    kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "delete")
+    doc_ids = knowledge.bulk(
+        api, prefix, kb_id, knowledge.document_bodies(ledger.run_prefix, 1), status_req
+    )
     findings.require_success(status_req, api.delete(f"{prefix}/{kb_id}"), 200)
 
     base = f"{prefix}/{kb_id}"
     after = {
         "update": api.put(base, json=bodies.valid(prefix, "delete", variant=2)),
-        "bulk": api.post(f"{base}/bulk", json=kb.document_bodies(ledger.run_prefix, 1)),
+        "bulk": api.post(f"{base}/bulk", json=knowledge.document_bodies(ledger.run_prefix, 1)),
         "process": api.post(f"{base}/process", json=doc_ids),
         "status": api.get(f"{base}/status", params={"ids": ",".join(doc_ids)}),
     }
@@ -142,58 +148,60 @@ BAD_FIELDS = [
             req,
             field,
             value,
-            marks=pytest.mark.req(kb.STATUS_REQ[p], SHAPE, kb.VALID, req),
-            id=f"{kb.PREFIX_NAMES[p]}-{field}={value!r}",
+            marks=pytest.mark.req(knowledge.STATUS_REQ[p], SHAPE, knowledge.VALID, req),
+            id=f"{knowledge.PREFIX_NAMES[p]}-{field}={value!r}",
         )
-        for p in kb.PREFIXES
+        for p in knowledge.PREFIXES
         for req, field, value in BAD_FIELDS
     ],
 )
 def test_bad_field_is_rejected_and_not_stored(
     api: httpx.Client,
     ledger: Ledger,
-    bodies: kb.Bodies,
+    bodies: knowledge.Bodies,
     prefix: str,
     req: str,
     field: str,
     value: Any,
 ) -> None:
     # Controls first: the same create and update with every field valid are accepted.
-    kb_id, written = kb.created_kb(api, ledger, prefix, bodies, "bad")
+    kb_id, written = knowledge.created_kb(api, ledger, prefix, bodies, "bad")
     valid_create = written.answer
     valid_body, minimal = bodies.valid(prefix, "bad", variant=1), bodies.minimal(prefix, "bad")
-    valid_update = kb.write_kb(api, "PUT", f"{prefix}/{kb_id}", valid_body, minimal, 200).answer
+    valid_update = knowledge.write_kb(
+        api, "PUT", f"{prefix}/{kb_id}", valid_body, minimal, 200
+    ).answer
     # Broken in `field` only: a name of its own, references only as the user gave them.
     body = {**bodies.valid(prefix, "bad"), field: value}
     created = api.post(prefix, json=body)
-    kb.track_if_created(ledger, prefix, created)
+    knowledge.track_if_created(ledger, prefix, created)
     findings.expect_rejected(req, created, f"create with {field}={value!r}", valid_create)
 
-    before = kb.read_kb(api, prefix, kb_id)
+    before = knowledge.read_kb(api, prefix, kb_id)
     update = api.put(f"{prefix}/{kb_id}", json=body)
     findings.expect_rejected(req, update, f"update with {field}={value!r}", valid_update)
     if before is not None and is_success(valid_update):  # where the target reads a KB back
-        after = kb.read_kb(api, prefix, kb_id)
+        after = knowledge.read_kb(api, prefix, kb_id)
         findings.expect(req, after == before, "a rejected update changes nothing", after)
 
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-BODY-REQUIRED"))
 def test_operations_without_body_are_rejected(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> None:
     run = ledger.run_prefix
-    kb_id, written = kb.created_kb(api, ledger, prefix, bodies, "nobody")
+    kb_id, written = knowledge.created_kb(api, ledger, prefix, bodies, "nobody")
     valid_create = written.answer
     base = f"{prefix}/{kb_id}"
     update = bodies.valid(prefix, "nobody", variant=1), bodies.minimal(prefix, "nobody")
     controls = {
-        "PUT": kb.write_kb(api, "PUT", base, *update, 200).answer,
-        "POST /bulk": api.post(f"{base}/bulk", json=kb.document_bodies(run, 1)),
+        "PUT": knowledge.write_kb(api, "PUT", base, *update, 200).answer,
+        "POST /bulk": api.post(f"{base}/bulk", json=knowledge.document_bodies(run, 1)),
     }
-    doc_ids = kb.ids_of(controls["POST /bulk"])
+    doc_ids = knowledge.ids_of(controls["POST /bulk"])
     controls["POST /process"] = api.post(f"{base}/process", json=doc_ids[:1])
     created = api.post(prefix)
-    kb.track_if_created(ledger, prefix, created)
+    knowledge.track_if_created(ledger, prefix, created)
     findings.expect_rejected("KB-BODY-REQUIRED", created, "create without body", valid_create)
     for (method, path), control in zip(
         (("PUT", ""), ("POST", "/bulk"), ("POST", "/process")), controls.values(), strict=True
@@ -205,15 +213,15 @@ def test_operations_without_body_are_rejected(
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-BULK-ARRAY", "KB-VALID-ACCEPTED"))
 def test_bulk_takes_an_array_only(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> None:
-    kb_id = kb.create_kb(api, ledger, prefix, bodies, "bulk")
+    kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "bulk")
     url = f"{prefix}/{kb_id}/bulk"
-    document = kb.document_bodies(ledger.run_prefix, 1)[0]
+    document = knowledge.document_bodies(ledger.run_prefix, 1)[0]
     control = api.post(url, json=[document])
-    kb.expect_accepted(control, "bulk [document]", 201)
+    knowledge.expect_accepted(control, "bulk [document]", 201)
     empty = api.post(url, json=[])  # an empty array is still an array of documents
-    kb.expect_accepted(empty, "bulk []", 201)
+    knowledge.expect_accepted(empty, "bulk []", 201)
     for body in ({}, document, {"documents": [document]}, "document", 42):
         response = api.post(url, json=body)
         findings.expect_rejected("KB-BULK-ARRAY", response, f"bulk with {body!r:.40}", control)
@@ -221,24 +229,24 @@ def test_bulk_takes_an_array_only(
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-PROCESS-STRINGS", "KB-BULK-CREATES"))
 def test_process_takes_strings_only(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> None:
-    status_req = kb.STATUS_REQ[prefix]
-    kb_id = kb.create_kb(api, ledger, prefix, bodies, "strings")
-    docs = kb.document_bodies(ledger.run_prefix, 2)
-    processed, doc_id = kb.bulk(api, prefix, kb_id, docs, status_req)
+    status_req = knowledge.STATUS_REQ[prefix]
+    kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "strings")
+    docs = knowledge.document_bodies(ledger.run_prefix, 2)
+    processed, doc_id = knowledge.bulk(api, prefix, kb_id, docs, status_req)
     url = f"{prefix}/{kb_id}/process"
     control = api.post(url, json=[processed])  # the other document stays unprocessed
     findings.expect_status(status_req, control, 201)
     status_of = {"ids": doc_id}
-    before = kb.read_statuses(api.get(kb.status_url(prefix, kb_id), params=status_of))
+    before = knowledge.read_statuses(api.get(knowledge.status_url(prefix, kb_id), params=status_of))
     for body in ([1], [None], [doc_id, 7], [[doc_id]], {"ids": [doc_id]}, doc_id):
         response = api.post(url, json=body)
         findings.expect_rejected(
             "KB-PROCESS-STRINGS", response, f"process with {body!r:.60}", control
         )
-    after_response = api.get(kb.status_url(prefix, kb_id), params=status_of)
-    after = kb.read_statuses(after_response)
+    after_response = api.get(knowledge.status_url(prefix, kb_id), params=status_of)
+    after = knowledge.read_statuses(after_response)
     if before is None or not is_success(control):
         return  # the status query or process itself fails; the processing test reports that
     # Only the unprocessed document is compared: the processed one moves on by itself, and which
@@ -254,12 +262,14 @@ def test_process_takes_strings_only(
 
 @pytest.mark.parametrize("prefix", per_prefix("KB-STATUS-IDS-REQUIRED", "KB-BULK-CREATES"))
 def test_status_requires_ids(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> None:
-    status_req = kb.STATUS_REQ[prefix]
-    kb_id = kb.create_kb(api, ledger, prefix, bodies, "ids")
-    (doc_id,) = kb.bulk(api, prefix, kb_id, kb.document_bodies(ledger.run_prefix, 1), status_req)
-    control = api.get(kb.status_url(prefix, kb_id), params={"ids": doc_id})
+    status_req = knowledge.STATUS_REQ[prefix]
+    kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "ids")
+    (doc_id,) = knowledge.bulk(
+        api, prefix, kb_id, knowledge.document_bodies(ledger.run_prefix, 1), status_req
+    )
+    control = api.get(knowledge.status_url(prefix, kb_id), params={"ids": doc_id})
     findings.expect_status(status_req, control, 200)
-    response = api.get(kb.status_url(prefix, kb_id))
+    response = api.get(knowledge.status_url(prefix, kb_id))
     findings.expect_rejected("KB-STATUS-IDS-REQUIRED", response, "status without ids", control)

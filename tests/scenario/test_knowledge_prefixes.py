@@ -9,8 +9,7 @@ import httpx
 import pytest
 
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.flows import SHAPE, is_success, items_of, json_of
-from assistant_conformance.suite.flows import knowledge as kb
+from assistant_conformance.suite.flows import SHAPE, is_success, items_of, json_of, knowledge
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
@@ -18,9 +17,9 @@ SHARED = "KB-PREFIXES-SHARED"
 
 
 @pytest.fixture
-def bodies(ledger: Ledger, suite_settings: SuiteSettings) -> kb.Bodies:
+def bodies(ledger: Ledger, suite_settings: SuiteSettings) -> knowledge.Bodies:
     """This test's Knowledgebase bodies: names of its own, references only as the user gave."""
-    return kb.Bodies(ledger.run_prefix, suite_settings.kb_references)
+    return knowledge.Bodies(ledger.run_prefix, suite_settings.kb_references)
 
 
 def use(
@@ -31,7 +30,7 @@ def use(
     findings.require(
         SHARED, is_success(response), f"{method} {prefix}{path}: HTTP 2xx", response, response
     )
-    findings.expect_status(kb.STATUS_REQ[prefix], response, status)
+    findings.expect_status(knowledge.STATUS_REQ[prefix], response, status)
     return response
 
 
@@ -40,21 +39,21 @@ def use(
     [
         pytest.param(
             p,
-            marks=pytest.mark.req(SHARED, SHAPE, kb.VALID, *kb.STATUS_REQ.values()),
-            id=f"{kb.PREFIX_NAMES[p]}-used-under-{kb.PREFIX_NAMES[kb.other(p)]}",
+            marks=pytest.mark.req(SHARED, SHAPE, knowledge.VALID, *knowledge.STATUS_REQ.values()),
+            id=f"{knowledge.PREFIX_NAMES[p]}-used-under-{knowledge.PREFIX_NAMES[knowledge.other(p)]}",
         )
-        for p in kb.PREFIXES
+        for p in knowledge.PREFIXES
     ],
 )
 def test_knowledge_base_is_shared_by_both_prefixes(
     api: httpx.Client,
     ledger: Ledger,
     suite_settings: SuiteSettings,
-    bodies: kb.Bodies,
+    bodies: knowledge.Bodies,
     home: str,
 ) -> None:
-    away, run = kb.other(home), ledger.run_prefix
-    kb_id, written = kb.created_kb(api, ledger, home, bodies, "shared")
+    away, run = knowledge.other(home), ledger.run_prefix
+    kb_id, written = knowledge.created_kb(api, ledger, home, bodies, "shared")
     base = f"/{kb_id}"
     # A body of the kind the home prefix took: a refused valid body is KB-VALID-ACCEPTED's.
     update = (
@@ -63,13 +62,13 @@ def test_knowledge_base_is_shared_by_both_prefixes(
         else bodies.minimal(away, "shared")
     )
     use(api, away, "PUT", base, 200, json=update)
-    created = use(api, away, "POST", f"{base}/bulk", 201, json=kb.document_bodies(run, 2))
+    created = use(api, away, "POST", f"{base}/bulk", 201, json=knowledge.document_bodies(run, 2))
     doc_ids = [d.get("id") for d in items_of(created) if isinstance(d, dict)]
     findings.require(SHAPE, len(doc_ids) == 2, "two documents with ids", doc_ids, created)
     use(api, away, "POST", f"{base}/process", 201, json=doc_ids)
 
     timeout = suite_settings.process_timeout
-    polled, statuses, _ = kb.poll_until_terminal(api, away, kb_id, doc_ids, timeout)
+    polled, statuses, _ = knowledge.poll_until_terminal(api, away, kb_id, doc_ids, timeout)
     findings.expect(
         SHARED,
         statuses is not None and set(doc_ids) <= set(statuses),
@@ -77,17 +76,17 @@ def test_knowledge_base_is_shared_by_both_prefixes(
         statuses,
         polled,
     )
-    at_home = api.get(kb.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
+    at_home = api.get(knowledge.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
     findings.expect(
         SHARED,
-        kb.read_statuses(at_home) == statuses,
+        knowledge.read_statuses(at_home) == statuses,
         f"status under {home} answers what {away} does",
-        kb.read_statuses(at_home),
+        knowledge.read_statuses(at_home),
         at_home,
     )
 
     use(api, away, "DELETE", base, 200)
-    gone = api.get(kb.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
+    gone = api.get(knowledge.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
     findings.expect(
         SHARED,
         400 <= gone.status_code < 500,
@@ -110,7 +109,7 @@ def shape(response: httpx.Response) -> object:
 
 
 def script(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies, prefix: str
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies, prefix: str
 ) -> list[tuple[str, httpx.Response]]:
     """The same requests, in the same order, under one prefix; answers named by step."""
     run, steps = ledger.run_prefix, []
@@ -121,7 +120,7 @@ def script(
         return response
 
     valid, minimal = bodies.valid(prefix, "same"), bodies.minimal(prefix, "same")
-    written = kb.write_kb(api, "POST", prefix, valid, minimal, 201)
+    written = knowledge.write_kb(api, "POST", prefix, valid, minimal, 201)
     steps.append(("create", written.answer))
     if written.accepted is None:
         raise findings.Blocked(f"not judged: {prefix} created no knowledge base")
@@ -133,10 +132,12 @@ def script(
         ("bad enum", "permission", "secret"),
         ("bad uuid", "workspaceId", "x"),
     ):
-        kb.track_if_created(ledger, prefix, step(f"create {name}", "POST", "", json={field: value}))
+        knowledge.track_if_created(
+            ledger, prefix, step(f"create {name}", "POST", "", json={field: value})
+        )
     step("update", "PUT", f"/{kb_id}", json=bodies.valid(prefix, "same", variant=1))
     step("update wrong type", "PUT", f"/{kb_id}", json={"recall": "high"})
-    docs = json_of(step("bulk", "POST", f"/{kb_id}/bulk", json=kb.document_bodies(run, 2)))
+    docs = json_of(step("bulk", "POST", f"/{kb_id}/bulk", json=knowledge.document_bodies(run, 2)))
     doc_ids = [d.get("id") for d in docs if isinstance(d, dict)] if isinstance(docs, list) else []
     step("bulk not an array", "POST", f"/{kb_id}/bulk", json={"name": "doc"})
     step("process", "POST", f"/{kb_id}/process", json=doc_ids[:1])
@@ -149,16 +150,16 @@ def script(
     return steps
 
 
-@pytest.mark.req("KB-PREFIXES-IDENTICAL", SHAPE, kb.VALID, *kb.STATUS_REQ.values())
+@pytest.mark.req("KB-PREFIXES-IDENTICAL", SHAPE, knowledge.VALID, *knowledge.STATUS_REQ.values())
 def test_both_prefixes_answer_identically(
-    api: httpx.Client, ledger: Ledger, bodies: kb.Bodies
+    api: httpx.Client, ledger: Ledger, bodies: knowledge.Bodies
 ) -> None:
-    v1, knowledges = (script(api, ledger, bodies, p) for p in kb.PREFIXES)
+    v1, knowledges = (script(api, ledger, bodies, p) for p in knowledge.PREFIXES)
     for (name, a), (_, b) in zip(v1, knowledges, strict=True):
         findings.expect(
             "KB-PREFIXES-IDENTICAL",
             shape(a) == shape(b),
-            f"{name}: the same status and top-level fields as under {kb.V1}: {shape(a)}",
-            f"under {kb.KNOWLEDGES}: {shape(b)}",
+            f"{name}: the same status and top-level fields as under {knowledge.V1}: {shape(a)}",
+            f"under {knowledge.KNOWLEDGES}: {shape(b)}",
             b,
         )

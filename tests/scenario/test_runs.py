@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.flows import runs
 from assistant_conformance.suite.http.sse import LiveStream
 from assistant_conformance.suite.judging import checks, findings
 
@@ -22,28 +22,28 @@ PAGED_RUNS = 3
     "RUN-CANCEL-IDEMPOTENT",
 )
 def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger, suite_settings):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     live = LiveStream(
         api,
         "POST",
-        flow.runs_url(thread_id, tail="/stream"),
+        runs.runs_url(thread_id, tail="/stream"),
         suite_settings.process_timeout,
-        json_body=flow.run_body(agent, CANCEL_WORDS, flow.MANY_EVENTS),
+        json_body=runs.run_body(agent, CANCEL_WORDS, runs.MANY_EVENTS),
     ).start()
     live.wait_for(3, suite_settings.request_timeout)
-    flow.check_stream(live, 201)
-    run_id = flow.find_run_id(api, thread_id, live.events, live.response_headers)
-    before = api.get(flow.runs_url(thread_id, run_id))
-    if flow.run_status(before) in checks.TERMINAL_RUN:
+    runs.check_stream(live, 201)
+    run_id = runs.find_run_id(api, thread_id, live.events, live.response_headers)
+    before = api.get(runs.runs_url(thread_id, run_id))
+    if runs.run_status(before) in checks.TERMINAL_RUN:
         raise findings.Blocked(
-            f"not judged: the run ended ({flow.run_status(before)}) after {len(live.events)} "
+            f"not judged: the run ended ({runs.run_status(before)}) after {len(live.events)} "
             f"events, before it could be cancelled: name an agent whose runs last while it "
             f"streams one event per word of its input ({CANCEL_WORDS} words were sent)"
         )
 
-    cancel = api.post(flow.runs_url(thread_id, run_id, "/cancel"))
+    cancel = api.post(runs.runs_url(thread_id, run_id, "/cancel"))
     findings.expect_status("RUN-STATUS", cancel, 201)
-    findings.require("RUN-CANCEL", flow.is_success(cancel), "cancel answers a 2xx", cancel, cancel)
+    findings.require("RUN-CANCEL", runs.is_success(cancel), "cancel answers a 2xx", cancel, cancel)
     # A cancel that does nothing lets the stream run to its natural end (seconds later): the bound
     # is one request timeout, and the run must not succeed.
     ended = live.finish(suite_settings.request_timeout)
@@ -55,8 +55,8 @@ def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger,
         live.exchange,
         check={"kind": "stream-ends", "entry": findings.index(live.entry)},
     )
-    after = flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
-    status = flow.run_status(after)
+    after = runs.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
+    status = runs.run_status(after)
     cancelled = sorted(set(checks.TERMINAL_RUN) - {"success"})
     findings.judge(
         "RUN-CANCEL",
@@ -65,45 +65,45 @@ def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger,
         after,
     )
 
-    again = api.post(flow.runs_url(thread_id, run_id, "/cancel"))
+    again = api.post(runs.runs_url(thread_id, run_id, "/cancel"))
     findings.expect(
         "RUN-CANCEL-IDEMPOTENT", again.status_code < 500, "no 5xx for a second cancel", again, again
     )
-    final = api.get(flow.runs_url(thread_id, run_id))
+    final = api.get(runs.runs_url(thread_id, run_id))
     findings.expect(
         "RUN-CANCEL-IDEMPOTENT",
-        flow.run_status(final) == status,
+        runs.run_status(final) == status,
         f"the run stays {status}",
-        flow.run_status(final),
+        runs.run_status(final),
         final,
     )
 
 
 @pytest.mark.req("THR-STATUS", "RUN-STATUS", "RUN-WAIT-COMPLETES", "ROBUST-NO-5XX")
 def test_wait_answers_only_after_the_run_is_terminal(api, agent, ledger, suite_settings):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     response = api.post(
-        flow.runs_url(thread_id, tail="/wait"),
-        json=flow.run_body(agent, WAIT_WORDS),
+        runs.runs_url(thread_id, tail="/wait"),
+        json=runs.run_body(agent, WAIT_WORDS),
         timeout=suite_settings.process_timeout,
     )
     findings.expect("ROBUST-NO-5XX", response.status_code < 500, "no 5xx", response, response)
     findings.require_success("RUN-STATUS", response, 201)
-    run_id = flow.run_id_in([], dict(response.headers))
+    run_id = runs.run_id_in([], dict(response.headers))
     if run_id:
-        run = api.get(flow.runs_url(thread_id, run_id))
+        run = api.get(runs.runs_url(thread_id, run_id))
         findings.expect(
             "RUN-WAIT-COMPLETES",
-            flow.run_status(run) in checks.TERMINAL_RUN,
+            runs.run_status(run) in checks.TERMINAL_RUN,
             "a terminal status right after wait answered",
-            flow.run_status(run),
+            runs.run_status(run),
             run,
         )
         return
     # No Content-Location: every run of the thread (there is only this one) must be terminal.
-    listed = api.get(flow.runs_url(thread_id), params={"limit": 10, "offset": 0})
-    runs = checks.list_of(flow.json_of(listed)) or []
-    statuses = [r.get("status") for r in runs if isinstance(r, dict)]
+    listed = api.get(runs.runs_url(thread_id), params={"limit": 10, "offset": 0})
+    listed_runs = checks.list_of(runs.json_of(listed)) or []
+    statuses = [r.get("status") for r in listed_runs if isinstance(r, dict)]
     findings.expect(
         "RUN-WAIT-COMPLETES",
         bool(statuses) and all(s in checks.TERMINAL_RUN for s in statuses),
@@ -115,23 +115,23 @@ def test_wait_answers_only_after_the_run_is_terminal(api, agent, ledger, suite_s
 
 @pytest.mark.req("THR-STATUS", "RUN-STATUS", "RUN-GET-CREATED", "RUN-LIST-PAGING")
 def test_run_list_pages_by_limit_and_offset(api, agent, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     created = []
     for _ in range(PAGED_RUNS):
-        response = api.post(flow.runs_url(thread_id), json=flow.run_body(agent, 1, flow.QUEUED))
+        response = api.post(runs.runs_url(thread_id), json=runs.run_body(agent, 1, runs.QUEUED))
         findings.require_success("RUN-STATUS", response, 201)
-        body = flow.json_of(response)
+        body = runs.json_of(response)
         run_id = body.get("run_id") if isinstance(body, dict) else None
         findings.require(
             "RUN-GET-CREATED", isinstance(run_id, str), "the created run's run_id", body, response
         )
         created.append(run_id)
     for run_id in created:
-        got = api.get(flow.runs_url(thread_id, run_id))
+        got = api.get(runs.runs_url(thread_id, run_id))
         findings.expect_status("RUN-STATUS", got, 200)
         findings.expect(
             "RUN-GET-CREATED",
-            (flow.json_of(got) or {}).get("run_id") == run_id,
+            (runs.json_of(got) or {}).get("run_id") == run_id,
             f"GET answers run {run_id}",
             got,
             got,
@@ -165,18 +165,20 @@ def test_run_list_pages_by_limit_and_offset(api, agent, ledger):
 
 
 def page(api, thread_id: str, limit: int, offset: int) -> list[str]:
-    response = api.get(flow.runs_url(thread_id), params={"limit": limit, "offset": offset})
+    response = api.get(runs.runs_url(thread_id), params={"limit": limit, "offset": offset})
     findings.expect_status("RUN-STATUS", response, 200)
-    runs = checks.list_of(flow.json_of(response))
-    findings.require("RUN-LIST-PAGING", runs is not None, "a list of runs", response, response)
-    return [r.get("run_id") for r in runs or [] if isinstance(r, dict)]
+    listed_runs = checks.list_of(runs.json_of(response))
+    findings.require(
+        "RUN-LIST-PAGING", listed_runs is not None, "a list of runs", response, response
+    )
+    return [r.get("run_id") for r in listed_runs or [] if isinstance(r, dict)]
 
 
 @pytest.mark.req("THR-STATUS", "RUN-STATUS", "RUN-PAGING-REQUIRED")
 def test_run_list_rejects_missing_or_non_numeric_paging(api, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     # The same list with both parameters succeeds, so a 4xx below is about the parameter.
-    valid = api.get(flow.runs_url(thread_id), params={"limit": 10, "offset": 0})
+    valid = api.get(runs.runs_url(thread_id), params={"limit": 10, "offset": 0})
     findings.expect_status("RUN-STATUS", valid, 200)
     cases = {
         "no limit": {"offset": 0},
@@ -186,5 +188,5 @@ def test_run_list_rejects_missing_or_non_numeric_paging(api, ledger):
         "offset not a number": {"limit": 10, "offset": "zero"},
     }
     for name, params in cases.items():
-        response = api.get(flow.runs_url(thread_id), params=params)
+        response = api.get(runs.runs_url(thread_id), params=params)
         findings.expect_rejected("RUN-PAGING-REQUIRED", response, f"list with {name}", valid)

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.flows import runs
 from assistant_conformance.suite.flows.agreement import Agreements
 from assistant_conformance.suite.http.sse import SseEvent, read_stream
 from assistant_conformance.suite.judging import checks, findings
@@ -31,12 +31,12 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
     read = read_stream(
         api,
         "GET",
-        flow.runs_url(thread_id, run_id, "/stream"),
+        runs.runs_url(thread_id, run_id, "/stream"),
         deadline=settings.process_timeout,
         headers=headers,
-        run_ended=flow.ended_probe(api, thread_id, run_id),
+        run_ended=runs.ended_probe(api, thread_id, run_id),
     )
-    flow.check_stream(read, 200)
+    runs.check_stream(read, 200)
     return read
 
 
@@ -46,11 +46,11 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
     "RUN-STREAM-AGREES",
 )
 def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, suite_settings):
-    thread_id = flow.create_thread(api, ledger)
-    body = flow.run_body(agent, STREAM_WORDS, flow.IDS)
-    started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout)
+    thread_id = runs.create_thread(api, ledger)
+    body = runs.run_body(agent, STREAM_WORDS, runs.IDS)
+    started = runs.stream_run(api, thread_id, body, suite_settings.process_timeout)
     read = started.read
-    flow.check_event_ids(read.events, "the POST stream", read.exchange)
+    runs.check_event_ids(read.events, "the POST stream", read.exchange)
     findings.expect(
         "RUN-STREAM-ENDS",
         read.closed_by_server,
@@ -67,10 +67,10 @@ def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, s
 
 def check_state(api, thread_id: str, events: list[SseEvent]) -> None:
     """RUN-STREAM-AGREES: LangGraph's last `values` event is the thread's state after the run."""
-    values = [flow.parsed(e.data) for e in events if e.event == "values"]
+    values = [runs.parsed(e.data) for e in events if e.event == "values"]
     if values and isinstance(values[-1], dict) and not any(e.event == "error" for e in events):
-        state = api.get(f"{flow.THREADS}/{thread_id}/state")
-        got = (flow.json_of(state) or {}).get("values") if flow.is_success(state) else None
+        state = api.get(f"{runs.THREADS}/{thread_id}/state")
+        got = (runs.json_of(state) or {}).get("values") if runs.is_success(state) else None
         findings.expect(
             "RUN-STREAM-AGREES",
             got == values[-1],
@@ -90,15 +90,15 @@ def check_state(api, thread_id: str, events: list[SseEvent]) -> None:
 def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
     api, agent, ledger, suite_settings
 ):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     drop = drop_point(suite_settings.seed, "join", 2, RESUME_WORDS - 20)
-    body = flow.run_body(agent, RESUME_WORDS, flow.RESUMABLE)
-    started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
+    body = runs.run_body(agent, RESUME_WORDS, runs.RESUMABLE)
+    started = runs.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
     first, run_id = started.read, started.run_id
-    flow.need_events(first, 2, "resuming a join after some of them")
+    runs.need_events(first, 2, "resuming a join after some of them")
     # A stream that ended before the drop point is resumed from its middle instead.
     seen = first.events if first.cut else first.events[: max(2, len(first.events) // 2)]
-    last_id = flow.last_named(seen)
+    last_id = runs.last_named(seen)
     findings.require(
         "RUN-STREAM-EVENT-IDS",
         bool(last_id),
@@ -113,10 +113,10 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
         "the joined stream ends when the run does",
         joined.exchange,
     )
-    flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
+    runs.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
     for what, read in (("the POST stream", first), ("the join", joined), ("the replay", full)):
-        flow.check_event_ids(read.events, what, read.exchange)
+        runs.check_event_ids(read.events, what, read.exchange)
     agreements = Agreements(api, thread_id)
     agreements.sample(run_id, [*seen, *joined.events])
     agreements.judge()
@@ -157,7 +157,7 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
     ids = [e.id for e in checks.named(full.events)]
     ok = findings.expect(
         "RUN-JOIN-REPLAY",
-        flow.keys(full.events[: len(seen)]) == flow.keys(seen),
+        runs.keys(full.events[: len(seen)]) == runs.keys(seen),
         f"the replay starts with the events first streamed: {checks.shown(seen)}",
         checks.shown(full.events[: len(seen) + 2]),
         full.exchange,
@@ -200,13 +200,13 @@ def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
     "RUN-JOIN-REPLAY",
 )
 def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledger, suite_settings):
-    thread_id = flow.create_thread(api, ledger)
-    body = flow.run_body(agent, STREAM_WORDS, flow.MANY_EVENTS)
+    thread_id = runs.create_thread(api, ledger)
+    body = runs.run_body(agent, STREAM_WORDS, runs.MANY_EVENTS)
     drop = drop_point(suite_settings.seed, "post", 2, STREAM_WORDS)
-    started = flow.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
+    started = runs.stream_run(api, thread_id, body, suite_settings.process_timeout, max_events=drop)
     first, first_run = started.read, started.run_id
-    flow.need_events(first, 2, "resuming a POST stream from one of them")
-    last_id = flow.last_named(first.events)
+    runs.need_events(first, 2, "resuming a POST stream from one of them")
+    last_id = runs.last_named(first.events)
     findings.require(
         "RUN-STREAM-EVENT-IDS",
         bool(last_id),
@@ -214,8 +214,8 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
         checks.shown(first.events),
         first.exchange,
     )
-    flow.wait_terminal(api, thread_id, first_run, suite_settings.process_timeout)
-    again = flow.stream_run(
+    runs.wait_terminal(api, thread_id, first_run, suite_settings.process_timeout)
+    again = runs.stream_run(
         api,
         thread_id,
         body,
@@ -224,8 +224,8 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
         known=[first_run],
     )
     resumed, run_id = again.read, again.run_id
-    flow.check_event_ids(resumed.events, "the resumed POST stream", resumed.exchange)
-    flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
+    runs.check_event_ids(resumed.events, "the resumed POST stream", resumed.exchange)
+    runs.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     full = replay(api, thread_id, run_id, suite_settings)
     agreements = Agreements(api, thread_id)
     agreements.sample(run_id, full.events if full.closed_by_server else resumed.events)
@@ -234,7 +234,7 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
         "RUN-JOIN-REPLAY",
         full.closed_by_server
         and bool(full.events)
-        and set(flow.keys(resumed.events)) <= set(flow.keys(full.events)),
+        and set(runs.keys(resumed.events)) <= set(runs.keys(full.events)),
         "the replay of the new run holds every event its POST stream sent",
         checks.shown(full.events),
         full.exchange,
@@ -255,7 +255,7 @@ def test_stream_post_with_last_event_id_sends_only_later_events(api, agent, ledg
         return
     findings.expect(
         "RUN-STREAM-RESUME",
-        flow.keys(resumed.events) == flow.keys(joined.events),
+        runs.keys(resumed.events) == runs.keys(joined.events),
         f"the events a join of the new run with {where} sends: {checks.shown(joined.events)}",
         checks.shown(resumed.events),
         resumed.exchange,
@@ -272,7 +272,7 @@ def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, 
         expected = events[ids.index(last_id) + 1 :]
         findings.expect(
             "RUN-STREAM-RESUME",
-            flow.keys(got) == flow.keys(expected),
+            runs.keys(got) == runs.keys(expected),
             f"only the events after {where}: {checks.shown(expected)}",
             checks.shown(resumed.events),
             resumed.exchange,
@@ -281,7 +281,7 @@ def check_resumed_against_replay(resumed, events: list[SseEvent], last_id: str, 
     tail = events[len(events) - len(got) :] if got else []
     findings.expect(
         "RUN-STREAM-RESUME",
-        bool(got) and flow.keys(got) == flow.keys(tail),
+        bool(got) and runs.keys(got) == runs.keys(tail),
         f"an unbroken tail of the new run's events ({where} is none of its ids)",
         checks.shown(resumed.events),
         resumed.exchange,

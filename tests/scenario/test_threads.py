@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from assistant_conformance.contract.openapi import operations
-from assistant_conformance.suite.flows import json_of, send
-from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.flows import json_of, runs, send
 from assistant_conformance.suite.flows.auth import track_created
 from assistant_conformance.suite.flows.threads import (
     carries_marker,
@@ -52,7 +51,7 @@ def history(api, thread_id: str) -> list[Any]:
 
 @pytest.mark.req("THR-STATUS", "THR-GET-CREATED")
 def test_created_thread_is_readable_by_its_id(api, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     response = api.get(thread_path(thread_id))
     findings.expect_status("THR-STATUS", response, 200)
     findings.expect(
@@ -66,7 +65,7 @@ def test_created_thread_is_readable_by_its_id(api, ledger):
 
 @pytest.mark.req("THR-STATUS", "THR-PATCH-PERSISTS")
 def test_patched_metadata_is_in_the_thread_read_afterwards(api, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     patch = {"patched": secrets.token_hex(4), "nested": {"n": 1}}
     response = api.patch(thread_path(thread_id), json={"metadata": patch})
     findings.require_success("THR-STATUS", response, 200)
@@ -84,7 +83,7 @@ def test_patched_metadata_is_in_the_thread_read_afterwards(api, ledger):
 
 @pytest.mark.req("THR-STATUS", "THR-STATE-PERSISTS")
 def test_state_written_is_the_state_read(api, agent, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     values = state_values(agent, f"state-{secrets.token_hex(4)}")
     if (why := refused(lambda: write_state(api, agent, ledger, thread_id, values))) is not None:
         read_values(api, thread_id)  # a thread has a state to read, written or not
@@ -97,7 +96,7 @@ def test_state_written_is_the_state_read(api, agent, ledger):
 
 @pytest.mark.req("THR-STATUS", "THR-HISTORY-ORDERED")
 def test_history_grows_with_each_write_newest_first(api, agent, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     markers = [f"step-{step}-{secrets.token_hex(3)}" for step in (1, 2, 3)]
     first = state_values(agent, markers[0])
     if (why := refused(lambda: write_state(api, agent, ledger, thread_id, first))) is not None:
@@ -132,7 +131,7 @@ def _latest(entry: Any, markers: list[str]) -> int | None:
 
 @pytest.mark.req("THR-STATUS", "THR-GET-CREATED", "THR-COPY-NEW-THREAD")
 def test_copy_is_a_new_thread_with_the_same_state(api, agent, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     values = state_values(agent, f"copied-{secrets.token_hex(4)}")
     refused(lambda: write_state(api, agent, ledger, thread_id, values))  # a copy copies any state
     response = api.post(thread_path(thread_id, "/copy"))
@@ -158,11 +157,11 @@ def test_copy_is_a_new_thread_with_the_same_state(api, agent, ledger):
 @pytest.mark.req("THR-STATUS", "THR-SEARCH-METADATA")
 def test_search_by_metadata_finds_exactly_the_matching_threads(api, ledger):
     probe = secrets.token_hex(4)
-    wanted = [flow.create_thread(api, ledger, {"probe": probe, "side": "a"}) for _ in range(2)]
-    other = flow.create_thread(api, ledger, {"probe": probe, "side": "b"})
+    wanted = [runs.create_thread(api, ledger, {"probe": probe, "side": "a"}) for _ in range(2)]
+    other = runs.create_thread(api, ledger, {"probe": probe, "side": "b"})
     query = {"conformance_run": ledger.run_prefix, "probe": probe, "side": "a"}
     response = api.post(
-        f"{flow.THREADS}/search", json={"metadata": query, "limit": 100, "offset": 0}
+        f"{runs.THREADS}/search", json={"metadata": query, "limit": 100, "offset": 0}
     )
     findings.require_success("THR-STATUS", response, 200)
     found = checks.list_of(json_of(response))
@@ -191,7 +190,7 @@ ON_A_THREAD = [
 
 @pytest.mark.req("THR-STATUS", "THR-DELETE-GONE")
 def test_deleted_thread_is_gone(api, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     response = api.delete(thread_path(thread_id))
     findings.require_success("THR-STATUS", response, 202)
     for op in ON_A_THREAD:

@@ -11,8 +11,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from assistant_conformance.suite.flows import is_client_error, json_of
-from assistant_conformance.suite.flows import runs as flow
+from assistant_conformance.suite.flows import is_client_error, json_of, runs
 from assistant_conformance.suite.flows.control import finished_run
 from assistant_conformance.suite.judging import checks, findings
 
@@ -20,7 +19,7 @@ FORMATS = ("%Y-%m-%dT%H:00:00Z", "%Y-%m-%d %H")  # ISO 8601, then the deployed h
 
 
 def usage_url(thread_id: str) -> str:
-    return f"{flow.THREADS}/{thread_id}/usage"
+    return f"{runs.THREADS}/{thread_id}/usage"
 
 
 def bounds(fmt: str) -> dict[str, str]:
@@ -44,9 +43,9 @@ def read_usage(api, thread_id: str) -> tuple[httpx.Response, dict[str, str]]:
 
 def thread_with_a_finished_run(api, agent, ledger, suite_settings) -> str:
     """A thread with a run known to be over, made the first way the run control found working."""
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     run_id = finished_run(agent, thread_id)
-    flow.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
+    runs.wait_terminal(api, thread_id, run_id, suite_settings.process_timeout)
     return thread_id
 
 
@@ -75,7 +74,7 @@ def test_usage_over_a_finished_run_answers_token_rows(api, agent, ledger, suite_
 
 @pytest.mark.req("THR-STATUS", "USAGE-STATUS", "USAGE-RANGE-REQUIRED")
 def test_usage_rejects_a_missing_start_or_end(api, ledger):
-    thread_id = flow.create_thread(api, ledger)
+    thread_id = runs.create_thread(api, ledger)
     control, params = read_usage(api, thread_id)
     # The full request is the control: a 4xx below is about the missing bound only if it passed.
     findings.expect_status("USAGE-STATUS", control, 200)

@@ -40,8 +40,8 @@ from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target
 from assistant_conformance.suite.judging import checks
-from assistant_conformance.suite.property import replayed as replayed_checks
 from assistant_conformance.suite.property import scope
+from assistant_conformance.suite.property.replayed import AS_STATUS, judge_again, rebuilt
 from assistant_conformance.suite.safety.guard import Guard
 from assistant_conformance.suite.safety.ledger import LEDGER_DIR, Ledger
 from assistant_conformance.suite.safety.session import SafetySession
@@ -343,7 +343,7 @@ SHAPES = {  # a body as recorded, and the Content-Type it was sent with
     "text": (b"plain words", "text/plain"),
     "multipart upload": (MULTIPART, "multipart/form-data; boundary=conformance"),
 }
-RESPONSE_CHECKS = [c.__name__ for c in scope.CHECKS if c.__name__ not in replayed_checks.AS_STATUS]
+RESPONSE_CHECKS = [c.__name__ for c in scope.CHECKS if c.__name__ not in AS_STATUS]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -360,11 +360,11 @@ def test_every_recorded_case_is_rebuilt_as_it_was_sent(shape):
             url = f"{base}{path}?limit=1&limit=2&start="
             answer = trail.Entry(method, url, headers, body, status=400)
             answer.response_headers = {"content-type": "text/plain"}
-            sent = replayed_checks.rebuilt(answer).as_transport_kwargs(base_url=base)
+            sent = rebuilt(answer).as_transport_kwargs(base_url=base)
             assert (sent["method"], sent["url"]) == (method, f"{base}{path}"), sent
             assert sent["params"] == {"limit": ["1", "2"], "start": ""}, sent
             assert sent.get("data") == body and sent["headers"].get("Content-Type") == kind, sent
             for name in RESPONSE_CHECKS:
                 check = {"kind": "schemathesis", "check": name, "entry": 0}
-                said = replayed_checks.judge_again(check, "ROBUST-NO-5XX", answer, {"headers": {}})
+                said = judge_again(check, "ROBUST-NO-5XX", answer, {"headers": {}})
                 assert said == (True, "HTTP 400"), (name, said)  # a 400 is no 5xx

@@ -20,8 +20,7 @@ from assistant_conformance.suite.safety.guard import Guard, NotOwned
 from assistant_conformance.suite.safety.guarded import Guarding
 from assistant_conformance.suite.safety.ledger import CREATES, LEDGER_DIR, Ledger, read_ledger
 from assistant_conformance.suite.safety.removal import Leftover
-from assistant_conformance.suite.safety.sweep import open_entries
-from assistant_conformance.suite.safety.sweep import sweep_ledgers as sweep
+from assistant_conformance.suite.safety.sweep import open_entries, sweep_ledgers
 
 # Under xdist the batch is made once, on one worker, for every test that reads it.
 pytestmark = pytest.mark.xdist_group("safety-batch")
@@ -179,10 +178,10 @@ def test_sweep_removes_what_an_ended_run_left_and_leaves_a_live_run_alone(tmp_pa
     live.track("DELETE", "/api/ai/threads/t1")
     live.track("DELETE", "/api/ai/threads/t2", principal="alt")
     with httpx.Client(base_url=target, transport=httpx.MockTransport(answer)) as client:
-        running = sweep(tmp_path, target, {"main": client})
+        running = sweep_ledgers(tmp_path, target, {"main": client})
         assert (running.live, running.removed, deleted) == ([live.run_prefix], 0, [])
         live.release()  # the run ended without cleaning up (killed, or --no-cleanup)
-        ended = sweep(tmp_path, target, {"main": client})
+        ended = sweep_ledgers(tmp_path, target, {"main": client})
         assert (ended.runs, ended.removed, deleted) == (
             [live.run_prefix],
             1,
@@ -192,8 +191,10 @@ def test_sweep_removes_what_an_ended_run_left_and_leaves_a_live_run_alone(tmp_pa
             Leftover("thread", "no token of this principal",
                      "DELETE /api/ai/threads/t2 (alt)", removable=True)
         ]  # fmt: skip
-        assert sweep(tmp_path, target, {"main": client}).runs == []  # closed: never swept twice
-        assert sweep(tmp_path, "http://other.test", {"main": client}).runs == []
+        assert (
+            sweep_ledgers(tmp_path, target, {"main": client}).runs == []
+        )  # closed: never swept twice
+        assert sweep_ledgers(tmp_path, "http://other.test", {"main": client}).runs == []
 
 
 def test_a_check_can_change_only_what_the_run_created(tmp_path: Path) -> None:
@@ -275,7 +276,7 @@ def test_a_sweep_says_what_stays_and_fails_only_when_a_removal_failed(
     killed.release()  # killed: nothing removed, the ledger left open
     answer = httpx.MockTransport(lambda request: httpx.Response(delete_status))
     with httpx.Client(base_url=target, transport=answer) as client:
-        said = outcome(sweep(tmp_path, target, {"main": client}))
+        said = outcome(sweep_ledgers(tmp_path, target, {"main": client}))
     assert said.exit_status == exit_status, said.lines
     by = datetime.fromtimestamp(expires, UTC)
     assert any(
