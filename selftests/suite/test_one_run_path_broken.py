@@ -43,3 +43,19 @@ def test_wait_broken_alone_fails_wait_and_judges_every_other_run_requirement(
     assert any(
         "runs/wait" in f["actual"] or "wait" in str(f["evidence"]) for f in status["findings"]
     )
+
+
+def test_no_requirement_passes_on_operations_it_did_not_see(tmp_path: Path) -> None:
+    """Runs go to an assistant the target does not know: no run is made, the run list alone is
+    exercised, and RUN-STATUS, which names seven operations, is not judged (never a pass)."""
+    with serve(reference_app(tmp_path)) as url:
+        done = run_suite(
+            tmp_path / "reports", *RUN_MODULES, f"--base-url={url}", f"--token={TOKEN}",
+            f"--alt-token={ALT_TOKEN}", "--assistant=no-such-assistant",
+        )  # fmt: skip
+    status = next(r for r in done.document()["requirements"] if r["id"] == "RUN-STATUS")
+    assert status["verdict"] == "skip", done.output
+    assert status["reason"].startswith("not exercised on 6 of the 7 operations it names"), status
+    assert "GET /api/ai/threads/{thread_id}/runs;" not in status["reason"]  # the list was seen
+    passed = {r for r, v in done.verdicts().items() if r.startswith("RUN-") and v == "pass"}
+    assert passed == {"RUN-PAGING-REQUIRED"}, done.verdicts()
