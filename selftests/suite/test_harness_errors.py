@@ -314,12 +314,5 @@ def test_an_operation_late_twice_is_not_asked_again_in_the_run(runs: dict[str, D
     said = f"not judged: {DRIPPING} did not answer within 2 s twice"
     not_asked = [t["nodeid"] for t in kept if t["reason"] == said]
     assert 1 <= len(late) <= 2, late
-    met = late_tests(kept)
-    assert len(not_asked) >= 10 and all(t["nodeid"] in not_asked + met for t in kept), kept
+    assert len(not_asked) >= 10, [(t["nodeid"], t["reason"]) for t in kept]
     assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
-
-
-def late_tests(kept: list[dict]) -> list[str]:
-    """The tests that met the operation's deadline themselves."""
-    return [t["nodeid"] for t in kept if any("within 2 s (--request" in f["actual"]
-                                             for f in t["findings"])]  # fmt: skip

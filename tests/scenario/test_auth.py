@@ -2,9 +2,10 @@
 
 The operations come from the document (contract/openapi.py), never from a hand-made list: a test
 id names the operation and the credential case, e.g. `POST /api/ai/threads-no-header`. The
-credential cases' clients come from suite/http/clients.py like every other client: their
-answers are read under the same bounds (a hostile answer to a request without a credential is a
-finding, AUTH-401, never a hang).
+credential cases' clients come from suite/http/clients.py like every other client, with the
+run's guard and ledger around them: their answers are read under the same bounds (a hostile
+answer to a request without a credential is a finding, AUTH-401, never a hang), their creates
+written to the ledger before they are sent.
 
 - every operation, times {no header, Basic scheme, empty bearer, unknown token}, on placeholder ids:
   never a 2xx, 401 with a Bearer challenge; a create refused leaves nothing behind;
@@ -49,7 +50,8 @@ from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target
 from assistant_conformance.suite.judging.findings import expect, index, judge, not_judged
-from assistant_conformance.suite.safety.ledger import Ledger
+from assistant_conformance.suite.safety.ledger import ANONYMOUS, Ledger
+from assistant_conformance.suite.safety.session import SafetySession
 
 MISSING, INVALID, STATUS_401 = "AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "AUTH-401"
 CHALLENGE, NO_EFFECT = "AUTH-WWW-AUTHENTICATE", "AUTH-REJECTED-NO-EFFECT"
@@ -124,9 +126,14 @@ def _every_operation_on_a_resource() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def credential_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.Client]]:
-    """One client per credential case, through the run's policy and door."""
-    made = {case: clients.client(policy, target.base_url) for case in CASES}
+def credential_clients(
+    target: Target, policy: Policy, run_safety: SafetySession
+) -> Iterator[dict[str, httpx.Client]]:
+    """One client per credential case, through the run's policy and door, the run's guard and
+    ledger around it: a create it sends is on the ledger before it goes out (it should make
+    nothing; if it does, the run removes it)."""
+    around = run_safety.around(ANONYMOUS, None)
+    made = {case: clients.client(policy, target.base_url, around=around) for case in CASES}
     for case, value in CASES.items():
         if value is not None:
             made[case].headers["Authorization"] = value

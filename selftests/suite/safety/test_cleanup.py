@@ -103,7 +103,7 @@ def test_read_only_changes_nothing() -> None:
     for checked in ("AUTH-MISSING-REJECTED", "AUTH-INVALID-REJECTED", "ROBUST-UNKNOWN-ID-404"):
         assert verdicts[checked] == "pass", (checked, verdicts[checked])
     for ledger in (run.report_dir / "ledger").glob("*.jsonl"):  # creates were tried on unknown
-        assert open_entries(read_ledger(ledger)) == ([], False)  # ids only, and created nothing
+        assert open_entries(read_ledger(ledger)) == ([], [])  # ids only, and created nothing
 
 
 # --- units -------------------------------------------------------------------------------------

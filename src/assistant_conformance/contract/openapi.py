@@ -34,6 +34,11 @@ ID_KINDS = {
 }
 MARKED_STRINGS = ("name", "title", "content")  # sample bodies set these to the marker
 MARKED_OBJECTS = ("metadata", "values")  # and these to {MARKER_KEY: marker}
+# What the suite makes and cannot remove (a chat-kit session) asks to live minutes, no more:
+# every body of the suite that has a lifetime field sets it within these seconds.
+LIFETIME_FIELD = "expires_after"
+LIFETIME = 300  # seconds: what a sample body asks
+LIFETIMES = (60, 600)  # seconds: the least and the most any body of the suite asks
 HEADER_SAMPLES = {"last-event-id": "0"}
 
 
@@ -143,7 +148,8 @@ def query_sample(name: str) -> str:
 
 
 def sample(schema: Mapping[str, Any], marker: str, extra: Mapping[str, Any]) -> Any:
-    """A body of the declared shape, marked: see MARKED_STRINGS and MARKED_OBJECTS."""
+    """A body of the declared shape, marked (MARKED_STRINGS, MARKED_OBJECTS), a lifetime asked
+    short (LIFETIME)."""
     if schema.get("type") == "array":
         items = schema.get("items", {})
         if items.get("type") == "string":
@@ -157,6 +163,8 @@ def sample(schema: Mapping[str, Any], marker: str, extra: Mapping[str, Any]) -> 
             body[name] = marker
         elif name in MARKED_OBJECTS and prop.get("type") in (None, "object"):
             body[name] = {MARKER_KEY: marker}
+        elif name == LIFETIME_FIELD:
+            body[name] = LIFETIME
     return body
 
 

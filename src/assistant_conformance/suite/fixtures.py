@@ -66,8 +66,9 @@ def run_safety(
     pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target, policy: Policy
 ) -> Iterator[SafetySession]:
     """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
-    safety = SafetySession.open(suite_settings, target, policy)
-    run_state(pytestconfig).safety = safety
+    state = run_state(pytestconfig)
+    safety = SafetySession.open(suite_settings, target, policy, state.shared)
+    state.safety = safety
     yield safety
     safety.finish(target, keep=suite_settings.no_cleanup)
 
@@ -118,7 +119,10 @@ def api_session(target: Target, run_safety: SafetySession) -> Iterator[requests.
 
 @pytest.fixture(scope="session")
 def capability_groups(
-    pytestconfig: pytest.Config, suite_settings: SuiteSettings, api: httpx.Client
+    pytestconfig: pytest.Config,
+    suite_settings: SuiteSettings,
+    api: httpx.Client,
+    run_safety: SafetySession,
 ) -> dict[str, capabilities.GroupStatus]:
     """Optional groups: declared unsupported, or probed once at the first test that needs one."""
     found = run_state(pytestconfig).capabilities
@@ -130,7 +134,12 @@ def capability_groups(
             {g: capabilities.GroupStatus(capabilities.NOT_PROBED, "", unprobed) for g in writes}
         )
         skip += writes
-    found.update(capabilities.probe_groups(api, skip=skip))
+    ledger = run_safety.ledger  # a probe that would make what nothing removes, made already
+    found.update(
+        capabilities.probe_groups(
+            api, skip, lambda method, path: ledger.budget.already(ledger.unremovable(method, path))
+        )
+    )
     return found
 
 

@@ -6,6 +6,7 @@ its fixtures (the target, clients of each principal, the run's ledger) are in su
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Generator
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from assistant_conformance.suite.config.settings import (
     add_options,
     check_report_dir,
 )
+from assistant_conformance.suite.config.shared import discard, run_folder
 from assistant_conformance.suite.evidence import har
 from assistant_conformance.suite.http import clients, running
 from assistant_conformance.suite.http.observe import AnswerFault
@@ -43,6 +45,8 @@ from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.run import capabilities, identity, results
 from assistant_conformance.suite.run.state import RECORD_KEY, RUN_KEY, SESSION, RunState, run_state
 from assistant_conformance.suite.safety import sweep
+from assistant_conformance.suite.safety.guarded import Guarding, ProbesAdapter
+from assistant_conformance.suite.safety.ledger import ANONYMOUS
 from assistant_conformance.suite.safety.session import breaches, redact_report, skip_writers
 
 pytest_plugins = (
@@ -79,12 +83,15 @@ def pytest_configure(config: pytest.Config) -> None:
             check_report_dir(settings.report_dir)
     except (OptionError, baseline.BaselineError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    secrets = redact.Secrets()
-    config.stash[_REDACTION] = redact.activate(secrets)  # before anything registers a secret
+    masked = redact.Secrets()
+    config.stash[_REDACTION] = redact.activate(masked)  # before anything registers a secret
     worker = getattr(config, "workerinput", None)
-    policy = Policy.of(settings, share=int(worker.get("workercount", 1)) if worker else 1)
-    if active:
-        compat.install(clients.adapter(policy))
+    session = (worker or {}).get(SESSION) or secrets.token_hex(6)  # one run, all its workers
+    shared = run_folder(settings.report_dir, session) if active else None
+    workers = int(worker.get("workercount", 1)) if worker else 1
+    policy = Policy.of(settings, share=workers, shared=shared)
+    if active:  # schemathesis' own probes: the door, and the run's guard once it is there
+        compat.install(ProbesAdapter(clients.adapter(policy), lambda: _probes_guarding(config)))
         generation.configure(settings.seed, settings.examples)
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(
@@ -93,13 +100,19 @@ def pytest_configure(config: pytest.Config) -> None:
     caps = capabilities.declared_unsupported(settings.unsupported)
     collector = outcomes.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
-    state = RunState(settings, policy, secrets, known, caps, collector, bool(worker), active)
-    if worker and worker.get(SESSION):
-        state.session = worker[SESSION]
+    state = RunState(settings, policy, masked, known, caps, collector, bool(worker), active)
+    state.session, state.shared = session, shared
     config.stash[RUN_KEY] = state
     if active and settings.shard:
         config.pluginmanager.register(shards.Split(settings.shard, settings.examples))
     integrations.default_outputs(config, settings.report_dir)
+
+
+def _probes_guarding(config: pytest.Config) -> Guarding | None:
+    """The guard and ledger around schemathesis' probes: the run's, for a principal without a
+    credential of the run (they send a case again without it)."""
+    state = config.stash.get(RUN_KEY, None)
+    return state.safety.around(ANONYMOUS, None) if state and state.safety else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -250,6 +263,8 @@ def pytest_collection(session: pytest.Session) -> bool | None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = run_state(config)
+    if not state.worker:  # the workers are done: the counts they shared go
+        discard(state.shared)
     if state.sweep is not None:
         session.exitstatus = state.sweep.exit_status
         return

@@ -4,7 +4,8 @@
 - settings.py: the options read into SuiteSettings and checked (one line per bad value);
 - argv.py: a path option written with a space, run again attached;
 - shards.py: `--shard I/N`, the tests' share by the durations that ship with the suite
-  (durations.json).
+  (durations.json);
+- shared.py: counts the processes of one run share while it runs (a file under a lock).
 
 May import: nothing of the suite.
 """

@@ -20,7 +20,7 @@ from assistant_conformance.suite.evidence import places, unreplayed
 from assistant_conformance.suite.evidence.har import Recorded
 from assistant_conformance.suite.flows import POLL_INTERVAL
 from assistant_conformance.suite.http import running, trail
-from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.http.sse import read_stream
 from assistant_conformance.suite.http.target import Target
 from assistant_conformance.suite.judging import checks
@@ -148,7 +148,7 @@ class Resend:
         with running.following(holder):
             try:
                 client.request(method, url, headers=headers, content=body)
-            except (NotOwned, Stopped) as refused:
+            except (NotOwned, Stopped, Overdue) as refused:
                 raise unreplayed.NotReplayed(f"exchange {index}: {refused}") from None
             except (AnswerFault, httpx.HTTPError) as exc:  # the entry keeps the fault
                 if not holder:
@@ -173,7 +173,7 @@ class Resend:
                 try:
                     read_stream(client, method, url, deadline=deadline, max_events=max_events,
                                 headers=headers, content=body)  # fmt: skip
-                except (AnswerFault, httpx.HTTPError, NotOwned, Stopped) as exc:
+                except (AnswerFault, httpx.HTTPError, NotOwned, Stopped, Overdue) as exc:
                     refused.append(exc)
             if holder:
                 self.got[index] = holder[0]

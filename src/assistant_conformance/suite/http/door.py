@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -149,6 +149,14 @@ def observe_answer(
         running.seen(observe.Observation(kind, what, exchange(), label, entry))
 
 
+class Late(Protocol):
+    """The deadlines operations missed in the run (policy.py's Deadlines)."""
+
+    def ask(self, operation: str, deadline: float) -> bool: ...
+
+    def done(self, operation: str, held: bool, fault: AnswerFault | None = None) -> None: ...
+
+
 class CappedStream(httpx.SyncByteStream):
     """An event stream's body, passed to its reader as it arrives but only up to `cap` bytes:
     past it, a LARGE fault, so memory stays bounded."""
@@ -185,10 +193,34 @@ class CappedStream(httpx.SyncByteStream):
 class BoundedTransport(httpx.BaseTransport):
     """httpx's door: every answer read whole under the bounds (an event stream: capped)."""
 
-    def __init__(self, inner: httpx.BaseTransport, deadline: float, cap: int) -> None:
-        self.inner, self.deadline, self.cap = inner, deadline, cap
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        deadline: float,
+        cap: int,
+        late: Late | None = None,
+    ) -> None:
+        """`late`: the deadlines operations missed in the run (the policy's), asked before each
+        request and told how its answer came."""
+        self.inner, self.deadline, self.cap, self.late = inner, deadline, cap, late
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.late is None:
+            return self._bounded(request)
+        operation = label_of(request)
+        held = self.late.ask(operation, self.deadline)
+        try:
+            answer = self._bounded(request)
+        except AnswerFault as fault:
+            self.late.done(operation, held, fault)
+            raise
+        except BaseException:
+            self.late.done(operation, held)
+            raise
+        self.late.done(operation, held)
+        return answer
+
+    def _bounded(self, request: httpx.Request) -> httpx.Response:
         label, limit = label_of(request), self.deadline
         entry = running.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
                                         trail.cap(_content(request))))  # fmt: skip

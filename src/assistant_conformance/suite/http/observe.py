@@ -10,19 +10,30 @@ finding reaches the judge in one of two ways:
   not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
   challenge. Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
+`Deadlines` counts the deadlines each operation missed in the run: one late twice is not asked
+again (Overdue), so that a target that hangs or drips costs two deadlines per operation.
+
 `breaking_input` marks the requests of a block as sent to break the document on purpose, so that
-a fault of their answers is judged as the answer to such input.
+a fault of their answers is judged as the answer to such input; `refusal_expected` (which it
+implies) tells the run's budget of what cannot be removed that a conformant target makes nothing
+of them (suite/safety/budget.py).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
+from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http.exchange import Exchange
 
+LATE_TIMES = 2  # deadlines one operation may cost a run
 # Kinds of fault (no answer within the bounds) and of observation.
 SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
 NOT_STRICT_JSON = "not strict JSON"
@@ -60,7 +71,83 @@ def breaking_input(requirement: str) -> Iterator[None]:
     """Input that breaks the document is being sent: a fault of its answer is judged as the
     answer to such input (charged to `requirement`), not to one that follows the document."""
     try:
-        yield
+        with refusal_expected():
+            yield
     except AnswerFault as fault:
         fault.breaking = fault.breaking or requirement
         raise
+
+
+_refusal: ContextVar[bool] = ContextVar("conformance_refusal_expected", default=False)
+
+
+@contextmanager
+def refusal_expected() -> Iterator[None]:
+    """The requests of this block are ones a conformant target refuses (input that breaks the
+    document): what they would create, it does not."""
+    token = _refusal.set(True)
+    try:
+        yield
+    finally:
+        _refusal.reset(token)
+
+
+def refusing() -> bool:
+    """Whether the request being sent is one a conformant target refuses (`refusal_expected`)."""
+    return _refusal.get()
+
+
+class Overdue(pytest.skip.Exception):  # type: ignore[name-defined]
+    """The operation ran past its deadline LATE_TIMES times in this run: it is not asked again,
+    the check that needed it is not judged."""
+
+
+@dataclass
+class Deadlines:
+    """The deadlines each operation (METHOD /path template) missed in this run, counted by all
+    its processes. An operation that missed one is asked by one request at a time (what was missed
+    and what is out are one count under the file's lock), so that no two requests together make
+    it miss a third; one never late is asked freely (two processes meeting it at the same moment
+    may both find it late)."""
+
+    counts: SharedCounts
+    wait: float = 0.05  # seconds between two looks at a place taken
+
+    def ask(self, operation: str, deadline: float) -> bool:
+        """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already; True
+        when this request holds a place (give it back with `done`)."""
+        if self.counts.get(operation) == 0:
+            return False
+        out = f"{operation} (asked)"
+
+        def take(counts: dict[str, int]) -> str:
+            if counts.get(operation, 0) >= LATE_TIMES:
+                return "late"
+            if counts.get(operation, 0) + counts.get(out, 0) >= LATE_TIMES:
+                return "taken"  # another request may yet make it miss again
+            counts[out] = counts.get(out, 0) + 1
+            return "held"
+
+        given_up = time.monotonic() + 2 * deadline + 1  # the request out has had its deadline
+        while (place := self.counts.change(take)) == "taken" and time.monotonic() < given_up:
+            time.sleep(self.wait)
+        if place != "held":
+            said = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"
+            raise Overdue(f"not judged: {operation} did not answer within {deadline:g} s {said}")
+        return True
+
+    def done(self, operation: str, held: bool, fault: AnswerFault | None = None) -> None:
+        """The request's answer came whole (`fault` None) or broke a bound: a deadline missed
+        is counted; a place held is given back."""
+        missed = fault is not None and fault.kind in (SLOW, SILENT)
+        if not held and not missed:
+            return
+        out = f"{operation} (asked)"
+
+        def settle(counts: dict[str, int]) -> None:
+            if held:
+                counts[out] = max(0, counts.get(out, 0) - 1)
+            if missed:
+                counts[operation] = counts.get(operation, 0) + 1
+
+        self.counts.change(settle)

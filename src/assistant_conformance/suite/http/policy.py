@@ -14,7 +14,11 @@ reads its answers through the door (door.py: deadline, size cap, completeness):
 - a connection closed before any answer is sent on once more, on a new connection: a reused
   connection the target closed just as the request went out (the keep-alive race, RFC 9112
   §9.3.1) is retried so by any client. Counted for the report; a second close is the target's
-  answer (the door charges it).
+  answer (the door charges it);
+- an operation that ran past its deadline twice is not asked again in the run (Overdue: its
+  remaining checks are not judged): a target that hangs or drips costs two deadlines per
+  operation, not one per test. Counted for the whole run, its pytest-xdist workers included
+  (config/shared.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,13 +41,15 @@ from requests.adapters import HTTPAdapter
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import door, door_requests
-from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault
+from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines
 
 HARMLESS = frozenset(
     {"user-agent", "accept-language", "x-request-id", "x-correlation-id", "traceparent"}
 )
 RETRIES = 5  # throttled answers waited out per request
+LATE_FILE = "late.json"  # the operations that ran past their deadline, by label
 LONGEST_WAIT = 60.0  # seconds: a longer Retry-After is cut to this
 # Closed before any answer (httpx's spellings, and requests' for schemathesis' session).
 CLOSED_EARLY = (
@@ -88,13 +95,14 @@ class Policy:
     waits: list[tuple[str, float]] = field(default_factory=list)  # (operation, seconds) waited
     reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
     sent: int = 0  # requests this process sent (each attempt)
+    late: Deadlines = field(default_factory=lambda: Deadlines(SharedCounts(None)))
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def of(cls, settings: SuiteSettings, share: int = 1) -> Policy:
+    def of(cls, settings: SuiteSettings, share: int = 1, shared: Path | None = None) -> Policy:
         """The run's policy, from its settings; `share`: the pytest-xdist workers the rate limit
-        is shared by."""
+        is shared by; `shared`: the folder where the run's processes share their counts."""
         return cls(
             headers=dict(settings.header),
             ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
@@ -103,6 +111,7 @@ class Policy:
             share=share,
             deadline=settings.request_timeout,
             cap=settings.max_response_size,
+            late=Deadlines(SharedCounts(shared / LATE_FILE if shared else None)),
         )
 
     def __post_init__(self) -> None:
@@ -204,6 +213,22 @@ class PolicyAdapter(HTTPAdapter):
 
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
+    ) -> requests.Response:
+        operation = door_requests.requests_label(request)
+        held = self.policy.late.ask(operation, self.policy.deadline)
+        try:
+            answer = self._send(request, kwargs)  # as a stream whatever `stream` says: the door
+        except AnswerFault as fault:
+            self.policy.late.done(operation, held, fault)
+            raise
+        except BaseException:
+            self.policy.late.done(operation, held)
+            raise
+        self.policy.late.done(operation, held)
+        return answer
+
+    def _send(
+        self, request: requests.PreparedRequest, kwargs: dict[str, object]
     ) -> requests.Response:
         started = time.monotonic()
         kwargs["verify"] = self.policy.requests_verify

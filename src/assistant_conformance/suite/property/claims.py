@@ -1,4 +1,5 @@
-"""What a generated Knowledgebase body claims when it is sent: only what the suite owns.
+"""What a generated body claims when it is sent: only what the suite owns, marked as the run's,
+asking what the run can give back.
 
 Schemathesis draws bodies from spec/openapi.yaml, so the fields that name another resource
 (`workspaceId`, `integrationId`, `copilotModel.copilotId`) come as random values naming nothing
@@ -7,20 +8,115 @@ one does (foreign keys, names unique per organization). Before a case is sent, e
 did not break on purpose takes the user's value (--kb-workspace-id, ...) or is left out, and a
 name it did not break is prefixed with one unique to the run, the operation (so the API prefix),
 the test and the case. What a negative case broke is sent as drawn: a malformed UUID still is.
+
+The creates carry the run's mark where the ledger looks for it (safety/ledger.py's MARKS): a
+thread's metadata `conformance_run`, a conversation's title, an upload's file name. A lifetime
+(`expires_after`: a chat-kit session, which nothing can remove) is asked within minutes
+(contract LIFETIMES); a negative case that broke it upward is not sent at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from schemathesis.generation.case import Case
 
-from assistant_conformance.contract.openapi import by_id, by_label
+from assistant_conformance.contract.openapi import (
+    LIFETIME,
+    LIFETIME_FIELD,
+    LIFETIMES,
+    by_id,
+    by_label,
+)
 from assistant_conformance.suite.flows.knowledge import with_references
-from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.observe import AnswerFault, refusal_expected
 from assistant_conformance.suite.judging.negations import negations, operation_id
 from assistant_conformance.suite.safety.guard import NotOwned
+from assistant_conformance.suite.safety.ledger import Ledger
+
+
+def own_body(case: Case, references: Mapping[str, str], unique: str, run: str) -> str | None:
+    """Shape `case`'s body in place (see the module docstring): `unique` the name prefix of this
+    case, `run` the run's. Answer why it must not be sent at all (None: send it)."""
+    own_kb_body(case, references, unique)
+    op = by_id(operation_id(case))
+    body = case.body if isinstance(case.body, dict) else None
+    broken = {n.name for n in negations(case) if n.location == "body"}
+    if LIFETIME_FIELD in (op.body_schema or {}).get("properties", {}) and "" not in broken:
+        if body is None and positive(case):
+            body = {}
+        if body is not None and (why := _lifetime(body, LIFETIME_FIELD in broken)):
+            return why
+    if body is None:
+        return None
+    if op.operation_id == "createThread" and "metadata" not in broken:
+        metadata = body.get("metadata")
+        if metadata is None or isinstance(metadata, dict):
+            body["metadata"] = {**(metadata or {}), "conformance_run": run}
+    if op.operation_id == "createConversation" and "title" not in broken:
+        title = body.get("title")
+        body["title"] = f"{unique}-{title}" if isinstance(title, str) and title else unique
+    case.body = body
+    return None
+
+
+def _lifetime(body: dict[str, Any], broken: bool) -> str | None:
+    """A lifetime asked within minutes (a number drawn folded into LIFETIMES, none: LIFETIME); one
+    broken on purpose is sent as drawn unless it asks longer (then: why it is not sent)."""
+    value = body.get(LIFETIME_FIELD)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    shortest, longest = LIFETIMES
+    if not broken:
+        if isinstance(value, int | float) and number:
+            body[LIFETIME_FIELD] = shortest + int(value) % (longest - shortest + 1)
+        elif LIFETIME_FIELD not in body:
+            body[LIFETIME_FIELD] = LIFETIME
+        return None
+    if isinstance(value, int | float) and number and value > longest:
+        return f"not sent: its {LIFETIME_FIELD} {value} asks a lifetime longer than minutes"
+    return None
+
+
+def upload_named(case: Case, unique: str) -> dict[str, Any]:
+    """The keyword arguments that send a multipart upload with each file part's name prefixed
+    by `unique` (schemathesis names a part by its field): {} for other cases."""
+    if not (case.media_type or "").startswith("multipart/") or not isinstance(case.body, dict):
+        return {}
+    files = case.as_transport_kwargs(base_url="http://unused").get("files")
+    if not isinstance(files, list):
+        return {}
+    return {
+        "files": [
+            (field, (f"{unique}-{part[0]}", *part[1:]) if part[0] else part)
+            for field, part in files
+        ]
+    }
+
+
+def unmade(case: Case, ledger: Ledger | None) -> tuple[str, Any]:
+    """For a create of what nothing removes (a chat-kit session): why `case` is not sent ("" when
+    it is: it broke the body, so a conformant target makes nothing of it; a valid one is left to
+    the scenario checks, on the run's budget), and the answer to the run's own valid create of it
+    (its refusals' control; None when the run made none here)."""
+    kind = ledger.unremovable(case.method, case.path) if ledger is not None else ""
+    if not kind or ledger is None:
+        return "", None
+    made = ledger.budget.first(kind)
+    control = made.response if made is not None else None
+    if any(n.location == "body" for n in negations(case)):
+        return "", control
+    return f"not sent: a valid body would make a {kind}, which nothing removes", control
+
+
+def sending(case: Case) -> AbstractContextManager[None]:
+    """Around a case's sending: a negative one is one a conformant target refuses."""
+    return nullcontext() if positive(case) else refusal_expected()
+
+
+def positive(case: Case) -> bool:
+    return case.meta is None or case.meta.generation.mode.is_positive
 
 
 def own_kb_body(case: Case, references: Mapping[str, str], unique: str) -> None:

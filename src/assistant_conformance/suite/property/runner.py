@@ -82,6 +82,7 @@ class Runner:
     references: Mapping[str, str] = field(default_factory=dict)  # the user's KB references
     tag: str = field(default_factory=lambda: secrets.token_hex(3))  # this test's, in names
     named: int = 0  # names given in this test
+    controlled: set[str] = field(default_factory=set)  # operations given the run's create
 
     @classmethod
     def for_run(
@@ -143,9 +144,15 @@ class Runner:
         the answer shows, and withholds a write on what the run did not create: Withheld)."""
         if self.broken:
             raise TransportBroken(self.broken)
-        claims.own_kb_body(case, self.references, self.unique_name(case))
+        unique = self.unique_name(case)
+        run = self.ledger.run_prefix if self.ledger is not None else "conformance"
+        why = claims.own_body(case, self.references, unique, run) or self.unremovable(case)
+        if why:
+            self.withheld.append(why)
+            raise Withheld(why)
         try:
-            response = case.call(**self.call_kwargs())
+            with claims.sending(case):
+                response = case.call(**self.call_kwargs(), **claims.upload_named(case, unique))
         except NotOwned as refused:  # owned data only: never sent
             self.withheld.append(str(refused))
             raise Withheld(str(refused)) from None
@@ -155,6 +162,16 @@ class Runner:
         self.sent += 1
         self.case_entry = len(findings.current().exchanges) - 1  # the door's entry of it
         return response
+
+    def unremovable(self, case: Case) -> str:
+        """Why a case is not sent, where what it creates nothing removes (claims.unmade); the
+        run's create of it made the control its refusals are judged against."""
+        why, control = claims.unmade(case, self.ledger)
+        if control is not None and case.operation.label not in self.controlled:
+            self.controlled.add(case.operation.label)
+            op = by_label()[case.operation.label]
+            self.judge.control(op.operation_id, op.label, control.status_code)
+        return why
 
     def _fault(self, case: Case, fault: AnswerFault) -> NoReturn:
         """A fault of the answer (the door's bounds): a finding; an operation that answers a

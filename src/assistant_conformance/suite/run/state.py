@@ -46,6 +46,7 @@ class RunState:
     worker: bool  # a pytest-xdist worker: its controller ends the run and writes the reports
     active: bool  # the run collects the suite's checks (not e.g. selftests beside them)
     session: str = field(default_factory=lambda: secrets.token_hex(6))  # joins workers' records
+    shared: Path | None = None  # where the run's processes share counts (config/shared.py)
     measured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     started: datetime | None = None
     clock: float = 0.0

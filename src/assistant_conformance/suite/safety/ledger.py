@@ -4,20 +4,23 @@ One ledger file per run, `<report dir>/ledger/<run prefix>.jsonl`, append-only, 
 line; it names principals ("main", "alt"), never their tokens:
 
     {"event": "run", "run": "conformance-1a2b3c4d", "target": "https://...", "started": "..."}
-    {"event": "intent", "seq": 1, "principal": "main", "method": "POST", "path": "/api/ai/threads"}
+    {"event": "intent", "seq": 1, "principal": "main", "method": "POST", "path": "/api/ai/threads",
+     "marker": {"metadata": {"conformance_run": "conformance-1a2b3c4d"}}}
     {"event": "created", "seq": 1, "principal": "main", "delete": {"method": "DELETE", "path": ...}}
     {"event": "failed", "seq": 2, "status": 400}          (the create was refused: nothing made)
+    {"event": "unsent", "seq": 4}                          (stopped before it went out)
     {"event": "left", "seq": 3, "kind": "chat-kit session", "reason": "the interface has no
      delete", "expires": "2026-11-24T11:05:02Z"}           (made, and no way to remove it)
     {"event": "removed", "seq": 1, "status": 202}
     {"event": "closed", "left": [...]}                     (or "kept", under --no-cleanup)
 
-The suite's clients write the intent before a create is sent and the delete request as soon as
-the answer names the id (guarded.py, for the creates in CREATES); tests add what
-only they know with `track`. At the end the session deletes what is recorded, newest first; a
-404 or 410 means a test removed it already. `sweep` does the same for the open ledgers of earlier
-runs against the same target, and also removes threads and conversations those runs marked with
-their prefix (metadata `conformance_run`, title) whose create never got an answer.
+The suite's clients write the intent before a create is sent, whatever credential it carries
+(flushed: a killed process loses nothing the OS was given), with the run's mark its body carries
+(lookup.py), and the delete request as soon as the answer names the id (guarded.py, for CREATES);
+tests add what only they know with `track`. What no delete removes takes a place in the run's
+budget first (budget.py). At the end the session deletes what is recorded, newest first (a 404
+or 410: a test removed it already) and looks for what unanswered creates made; `sweep` does the
+same for the open ledgers of earlier runs.
 """
 
 from __future__ import annotations
@@ -38,10 +41,19 @@ import httpx
 
 from assistant_conformance.contract.openapi import KB_PREFIXES
 from assistant_conformance.report import redact
+from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.http.observe import refusing
+from assistant_conformance.suite.safety.budget import Allowance
+from assistant_conformance.suite.safety.lookup import (
+    Unanswered,
+    look_for,
+    marker_of,
+    sent_bytes,
+    sent_json,
+)
 from assistant_conformance.suite.safety.removal import (
     ANONYMOUS,
     MAIN,
-    NO_ANSWER,
     NO_DELETE,
     NO_ID,
     Leftover,
@@ -59,8 +71,8 @@ __all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Ledger", "Leftover", "Remo
 ALT = "alt"
 LEDGER_DIR = "ledger"
 # Creating requests: (method, path pattern) -> (delete path template, answer field with the id).
-# An id field of None: nothing to delete (a chat-kit session expires); "@body": the delete
-# request takes the store item's reference from the create's body.
+# An id field of None: nothing deletes it (a chat-kit session expires); "@body": the delete takes
+# the store item's reference from the create's body.
 CREATES: list[tuple[str, re.Pattern[str], str, str | None]] = [
     ("POST", re.compile(r"/api/ai/threads"), "/api/ai/threads/{}", "thread_id"),
     ("POST", re.compile(r"/api/ai/threads/[^/]+/copy"), "/api/ai/threads/{}", "thread_id"),
@@ -75,6 +87,14 @@ CREATES: list[tuple[str, re.Pattern[str], str, str | None]] = [
 ]
 
 
+def create_of(method: str, path: str) -> tuple[str, str | None] | None:
+    """What a request creates, by CREATES: the path that deletes it and the answer's id field."""
+    for create, pattern, template, id_field in CREATES:
+        if method.upper() == create and (match := pattern.fullmatch(path)):
+            return template.replace("{kb}", match.groupdict().get("kb") or ""), id_field
+    return None
+
+
 @dataclass
 class Intent:
     seq: int
@@ -84,18 +104,11 @@ class Intent:
     body: Any = None
     announced: bool = True
     what: str = ""  # the create request: METHOD /path
-
-
-def new_prefix() -> str:
-    return f"conformance-{secrets.token_hex(4)}"
+    budgeted: str = ""  # the kind it took a place in the run's budget for
 
 
 def now() -> str:
-    return _utc_now().isoformat(timespec="seconds")
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -104,11 +117,12 @@ class Ledger:
 
     directory: Path
     target: str = ""
-    run_prefix: str = field(default_factory=new_prefix)
+    run_prefix: str = field(default_factory=lambda: f"conformance-{secrets.token_hex(4)}")
     entries: list[Removal] = field(default_factory=list)
-    pending: dict[int, str] = field(default_factory=dict)  # seq -> request still unanswered
+    pending: dict[int, Unanswered] = field(default_factory=dict)  # creates still unanswered
     owned: set[str] = field(default_factory=set)  # identifiers of what the run created
     undeletable: list[Leftover] = field(default_factory=list)  # made, with no way to remove it
+    budget: Allowance = field(default_factory=lambda: Allowance(SharedCounts(None)))
     _seq: int = 0
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _file: TextIO | None = field(default=None, repr=False)
@@ -177,11 +191,12 @@ class Ledger:
     def intend(
         self, request: httpx.Request, principal: str, announce: bool = True
     ) -> Intent | None:
-        """Before a request that may create something is sent: write down that it will be (unless
-        `announce` is off: a request without a valid credential that should create nothing)."""
-        store = request.method == "PUT" and request.url.path.endswith("/store/items")
-        body = _body(request) if store else None
-        return self.intend_path(request.method, request.url.path, body, principal, announce)
+        """Before a request that may create something is sent: write down that it will be
+        (`announce` off: it carries no valid credential, and should create nothing)."""
+        content = sent_bytes(request)
+        return self.intend_path(
+            request.method, request.url.path, sent_json(content), principal, announce, content
+        )
 
     def intend_path(
         self,
@@ -190,40 +205,62 @@ class Ledger:
         body: Any = None,
         principal: str = MAIN,
         announce: bool = True,
+        content: bytes = b"",
     ) -> Intent | None:
-        """`intend` for a request given by method, path and JSON body (for clients other than
-        the suite's httpx ones, e.g. the property layer's): None when it creates nothing known.
-        Send the request after this, then pass its answer to `created`."""
+        """`intend` by method, path, JSON body and bytes sent: None when it creates nothing known
+        (BudgetSpent: it would make what nothing removes, the run's budget of it spent). Its
+        answer goes to `created` (none came: `unanswered`)."""
         path = self._relative(path)
-        for create, pattern, template, id_field in CREATES:
-            match = pattern.fullmatch(path)
-            if method.upper() == create and match:
-                seq = self._next()
-                delete = template.replace("{kb}", match.groupdict().get("kb") or "")
-                request = f"{create} {path}"
-                if announce:
-                    with self._lock:
-                        self.pending[seq] = request
-                    sent = {"principal": principal, "method": create, "path": path}
-                    self._write({"event": "intent", "seq": seq, **sent})
-                reference = body if id_field == "@body" else None
-                return Intent(seq, principal, delete, id_field, reference, announce, request)
-        return None
+        if (found := create_of(method, path)) is None:
+            return None
+        delete, id_field = found
+        kind, request = kind_of(path), f"{method.upper()} {path}"
+        if id_field is None:
+            self.budget.reserve(kind, refusal=not announce or refusing())
+        seq, mark = self._next(), marker_of(kind, body, content, self.run_prefix)
+        with self._lock:
+            self.pending[seq] = Unanswered(seq, principal, request, kind, mark)
+        sent: dict[str, Any] = {"principal": principal, "method": method.upper(), "path": path}
+        sent.update({"credential": False} if not announce else {})
+        sent.update({"marker": mark} if mark is not None else {})
+        self._write({"event": "intent", "seq": seq, **sent})
+        reference = body if id_field == "@body" else None
+        budgeted = kind if id_field is None else ""
+        return Intent(seq, principal, delete, id_field, reference, announce, request, budgeted)
 
-    def created(self, intent: Intent, status: int, body: Any) -> None:
+    def unremovable(self, method: str, path: str) -> str:
+        """The kind of what the request makes that nothing removes ("" when none)."""
+        found = create_of(method, self._relative(path))
+        return kind_of(self._relative(path)) if found and found[1] is None else ""
+
+    def removes(self, item: Unanswered) -> bool:
+        """Whether what an unanswered create may have made has a delete."""
+        return not self.unremovable(*item.what.split(" ", 1))
+
+    def unanswered(self, intent: Intent, sent: bool) -> None:
+        """No answer came (`sent`: it may have made something, still pending; else: not sent)."""
+        if intent.budgeted:
+            self.budget.settle(intent.budgeted, made=sent)
+        if not sent:
+            with self._lock:
+                self.pending.pop(intent.seq, None)
+            self._write({"event": "unsent", "seq": intent.seq})
+
+    def created(self, intent: Intent, status: int, body: Any, response: Any = None) -> None:
         """The answer to an intended create: record its delete request, or that nothing was made."""
         with self._lock:
             self.pending.pop(intent.seq, None)
-        principal = intent.principal
-        if not intent.announced and not 200 <= status < 300:
-            return  # refused, as expected: nothing to record
-        if not 200 <= status < 300:
+        principal, made = intent.principal, 200 <= status < 300
+        if intent.budgeted:
+            self.budget.settle(intent.budgeted, made)
+        if not made:
             self._write({"event": "failed", "seq": intent.seq, "status": status})
             return
         kind = kind_of(intent.what.partition(" ")[2])
         if intent.id_field is None:  # nothing can remove it: said with what the answer tells
-            stays = Leftover(kind, NO_DELETE, intent.what, expires=expiry_of(body, _utc_now()))
-            self._leave(intent.seq, stays)
+            expires = expiry_of(body, datetime.now(UTC))
+            self.budget.keep(kind, body, expires, response)
+            self._leave(intent.seq, Leftover(kind, NO_DELETE, intent.what, expires=expires))
             return
         if intent.id_field == "@body":
             ref = intent.body if isinstance(intent.body, dict) else {}
@@ -254,8 +291,8 @@ class Ledger:
             entries, self.entries = list(self.entries), []
             unanswered = list(self.pending.values())
             undeletable = list(self.undeletable)
-        left = remove_entries(entries, clients, self._write)
-        left += [Leftover(kind_of(w.partition(" ")[2]), NO_ANSWER, w) for w in unanswered]
+        found, unlooked = look_for(unanswered, clients, self._next, self.removes)
+        left = remove_entries(entries + found, clients, self._write) + unlooked
         if entries or unanswered or undeletable:
             self._write({"event": "closed", "left": [item.as_dict() for item in left]})
         return left + undeletable
@@ -268,13 +305,6 @@ class Ledger:
         if count:
             self._write({"event": "kept", "count": count})
         return count
-
-
-def _body(request: httpx.Request) -> Any:
-    try:
-        return json.loads(request.content or b"null")
-    except (ValueError, RecursionError, httpx.RequestNotRead):
-        return None
 
 
 def read_ledger(path: Path) -> list[dict[str, Any]]:

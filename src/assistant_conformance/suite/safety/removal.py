@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 
 __all__ = [
     "Leftover", "Removal", "cleanup_summary", "expiry_of", "grouped", "kind_of", "remove_entries",
@@ -32,6 +32,7 @@ GONE = (404, 410)
 REMOVERS = 8  # removals in flight at once
 NO_DELETE = "the interface has no delete"
 NO_ANSWER = "its create got no answer: what it made is unknown"
+UNANSWERED = "its create got no answer"
 NO_ID = "its create answered no id: it cannot be named"
 KINDS = (  # (create or delete path, kind): the first that matches
     (r"/api/ai/v1/chatkit/sessions", "chat-kit session"),
@@ -56,6 +57,7 @@ class Leftover:
     what: str  # the request that created it, or the delete that failed
     removable: bool = False  # a delete exists and failed: a sweep may try again
     expires: str | None = None  # when the target says it goes by itself (ISO 8601, UTC)
+    unfound: bool = False  # may have been made, has a delete, and could not be looked for
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -169,6 +171,8 @@ def _remove(
         return stays(f"its delete got no answer ({type(exc).__name__})")
     except AnswerFault as fault:  # no answer within the run's bounds
         return stays(f"its delete got no answer ({fault.what.partition(': ')[2]})")
+    except Overdue as late:  # the delete ran past its deadline twice in this run already
+        return stays(f"its delete was not sent ({late.msg.removeprefix('not judged: ')})")
     if response.is_success or response.status_code in GONE:
         write({"event": "removed", "seq": entry.seq, "status": response.status_code})
         return None

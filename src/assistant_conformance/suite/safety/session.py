@@ -17,10 +17,12 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import clients
-from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target, probe
+from assistant_conformance.suite.safety.budget import BUDGET_FILE, Allowance
 from assistant_conformance.suite.safety.guard import Guard
 from assistant_conformance.suite.safety.guarded import Guarding
 from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read_ledger
@@ -37,11 +39,16 @@ class SafetySession:
     record: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, settings: SuiteSettings, target: Target, policy: Policy) -> SafetySession:
+    def open(
+        cls, settings: SuiteSettings, target: Target, policy: Policy, shared: Path | None = None
+    ) -> SafetySession:
+        """The run's; `shared`: where its processes share counts (its budget of what cannot be
+        removed among them)."""
+
         def status_now() -> int | None:
             try:
                 return probe(target, policy).status_code
-            except (httpx.HTTPError, AnswerFault):
+            except (httpx.HTTPError, AnswerFault, Overdue):
                 return None
 
         guard = Guard(
@@ -50,7 +57,9 @@ class SafetySession:
             settings.max_response_size,
             probe=status_now,
         )
-        return cls(guard, Ledger(settings.report_dir / LEDGER_DIR, target.base_url), policy)
+        budget = Allowance(SharedCounts(shared / BUDGET_FILE if shared else None))
+        ledger = Ledger(settings.report_dir / LEDGER_DIR, target.base_url, budget=budget)
+        return cls(guard, ledger, policy)
 
     @classmethod
     def for_replay(cls, report_dir: Path, target: Target, policy: Policy) -> SafetySession:

@@ -1,21 +1,22 @@
 """--sweep: remove what earlier runs against this target left behind, and say what stays.
 
-It deletes what the open ledgers of earlier runs list (and whose runs are over), and also the
-threads and conversations those runs marked with their prefix (metadata `conformance_run`, title)
-whose create never got an answer. What no one can remove is said, from every ledger of the
-target (open or closed): chat-kit sessions (the interface has no delete) until they expire,
-creates whose answer named nothing. Its exit status: 0 when nothing that can be removed is left
-(what cannot be is said), 3 when a removal failed.
+It deletes what the open ledgers of earlier runs list (and whose runs are over), and looks for
+what a create whose answer never came made, by the run's mark its intent carries (lookup.py:
+threads by metadata, conversations by title, store items by namespace), and removes what it
+finds. What no one can remove is said, from every ledger of the target (open or closed): chat-kit
+sessions (the interface has no delete) until they expire, creates whose answer named nothing;
+and by name each unanswered create it could not look for (knowledge bases and files have no list
+in the interface; a body without the run's mark). Its exit status: 0 only when nothing that can
+be removed may remain (what cannot be is said), else 3 with the line that says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -23,7 +24,6 @@ from assistant_conformance.report import redact
 from assistant_conformance.report.document import left_lines
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, preflight
 from assistant_conformance.suite.safety.ledger import (
@@ -34,16 +34,14 @@ from assistant_conformance.suite.safety.ledger import (
     now,
     read_ledger,
 )
+from assistant_conformance.suite.safety.lookup import Unanswered, look_for
 from assistant_conformance.suite.safety.removal import (
-    NO_ANSWER,
     Leftover,
     grouped,
     kind_of,
     remove_entries,
 )
 from assistant_conformance.suite.safety.session import cleanup_clients
-
-SEARCHABLE = ("thread", "conversation")  # found again by the run's prefix when unanswered
 
 
 @dataclass
@@ -54,20 +52,23 @@ class SweepResult:
     live: list[str] = field(default_factory=list)  # runs still going: their ledgers are locked
 
 
-def open_entries(records: list[dict[str, Any]]) -> tuple[list[Removal], list[str]]:
+def open_entries(records: list[dict[str, Any]]) -> tuple[list[Removal], list[Unanswered]]:
     """What a ledger lists as created and not removed; and the creates that went unanswered."""
     entries: dict[int, Removal] = {}
-    intents: dict[int, str] = {}
+    intents: dict[int, Unanswered] = {}
     for r in records:
         seq = r.get("seq", 0)
         if r.get("event") == "intent":
-            intents[seq] = f"{r.get('method')} {r.get('path')}"
+            what = f"{r.get('method')} {r.get('path')}"
+            principal = r.get("principal", MAIN)
+            intents[seq] = Unanswered(seq, principal, what, kind_of(str(r.get("path"))),
+                                      r.get("marker"))  # fmt: skip
         elif r.get("event") == "created":
             d = r["delete"]
             principal = r.get("principal", MAIN)
             entries[seq] = Removal(seq, principal, d["method"], d["path"], d.get("json"))
             intents.pop(seq, None)
-        elif r.get("event") in ("failed", "left", "no-id", "expires"):
+        elif r.get("event") in ("failed", "left", "no-id", "expires", "unsent"):
             intents.pop(seq, None)
         elif r.get("event") == "removed":
             entries.pop(seq, None)
@@ -84,6 +85,16 @@ def undeletable(records: list[dict[str, Any]], at: datetime) -> list[Leftover]:
     return [item for item in found if not item.expires or _instant(item.expires) > at]
 
 
+def unfound(closing: dict[str, Any], path: Path) -> list[Leftover]:
+    """What a closed ledger says may remain and could not be looked for: said by every sweep
+    (exit 3) until someone removes it by hand and deletes the ledger."""
+    return [
+        replace(Leftover(**item), what=f"{item['what']} [ledger {path}]")
+        for item in closing.get("left", [])
+        if item.get("unfound")
+    ]
+
+
 def _instant(iso: str) -> datetime:
     return datetime.fromisoformat(iso.replace("Z", "+00:00"))
 
@@ -97,8 +108,8 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
         head = records[0] if records else {}
         if head.get("target") != redact.text(target):
             continue
-        if records[-1].get("event") in ("closed", "swept"):
-            result.left += undeletable(records, at)  # said again while it is there
+        if records[-1].get("event") in ("closed", "swept"):  # said again while it may be there
+            result.left += undeletable(records, at) + unfound(records[-1], path)
             continue
         run = str(head.get("run", path.stem))
         earlier = Ledger(directory / LEDGER_DIR, target, run)
@@ -106,48 +117,18 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
             result.live.append(run)
             continue
         entries, unanswered = open_entries(records)
-        if any(kind_of(w.partition(" ")[2]) in SEARCHABLE for w in unanswered):
-            entries += _marked(run, clients, earlier._next)
+        earlier._seq = max((r.get("seq", 0) for r in records), default=0)
+        found, unlooked = look_for(unanswered, clients, earlier._next, earlier.removes)
+        known = {(e.principal, e.path) for e in entries}
+        entries += [f for f in found if (f.principal, f.path) not in known]
         left = remove_entries(entries, clients, earlier._write)
-        left += [
-            Leftover(kind_of(w.partition(" ")[2]), NO_ANSWER, w)
-            for w in unanswered
-            if kind_of(w.partition(" ")[2]) not in SEARCHABLE
-        ]
         result.runs.append(run)
-        result.removed += len(entries) - sum(1 for item in left if item.removable)
+        result.removed += len(entries) - len(left)
+        left += unlooked
         result.left += left + undeletable(records, at)
         earlier._write({"event": "swept", "left": [i.as_dict() for i in left], "at": now()})
         earlier.release()
     return result
-
-
-def _marked(prefix: str, clients: Mapping[str, httpx.Client], next_seq: Any) -> list[Removal]:
-    """Threads and conversations carrying exactly this run's prefix (checked on each answer,
-    whatever the search did with the filter): what a create left without an answer."""
-    found: list[Removal] = []
-    for principal, client in clients.items():
-        search = {"metadata": {"conformance_run": prefix}, "limit": 1000}
-        for t in _items(client, "/api/ai/threads/search", search):
-            if (t.get("metadata") or {}).get("conformance_run") == prefix and t.get("thread_id"):
-                path = f"/api/ai/threads/{quote(str(t['thread_id']), safe='')}"
-                found.append(Removal(next_seq(), principal, "DELETE", path))
-        search = {"title": prefix, "take": 1000}
-        for c in _items(client, "/api/ai/conversations/search", search):
-            if str(c.get("title") or "").startswith(prefix) and c.get("id"):
-                path = f"/api/ai/conversations/{quote(str(c['id']), safe='')}"
-                found.append(Removal(next_seq(), principal, "DELETE", path))
-    return found
-
-
-def _items(client: httpx.Client, path: str, search: dict[str, Any]) -> list[dict[str, Any]]:
-    try:
-        body = client.post(path, json=search).json()
-    except (httpx.HTTPError, AnswerFault, ValueError):
-        return []
-    if isinstance(body, dict):
-        body = body.get("items")
-    return [i for i in body or [] if isinstance(i, dict)] if isinstance(body, list) else []
 
 
 @dataclass
@@ -173,7 +154,8 @@ def sweep(settings: SuiteSettings, policy: Policy) -> SweepOutcome:
 
 
 def outcome(result: SweepResult) -> SweepOutcome:
-    """What the sweep says, and its exit status: 3 only when a removal failed."""
+    """What the sweep says, and its exit status: 3 when something that can be removed may remain
+    (a removal failed; an unanswered create it could not look for)."""
     said = [
         f"sweep: {len(result.runs)} earlier runs with resources left "
         f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
@@ -181,6 +163,8 @@ def outcome(result: SweepResult) -> SweepOutcome:
     said += left_lines(grouped(result.left))
     said += [f"  could not remove: {item.what}: {item.reason}" for item in result.left
              if item.removable]  # fmt: skip
+    said += [f"  could not look for: {item.kind} {item.what}: {item.reason}"
+             for item in result.left if item.unfound]  # fmt: skip
     said += [f"  left alone: run {run} is still going" for run in result.live]
-    failed = any(item.removable for item in result.left)
+    failed = any(item.removable or item.unfound for item in result.left)
     return SweepOutcome(Exit.HARNESS if failed else Exit.CONFORMANT, said)

@@ -1,0 +1,112 @@
+"""The run's budget of what it makes and cannot remove (a create the ledger knows no delete for:
+a chat-kit session): at most LIMIT of each kind per run, its pytest-xdist workers together.
+
+A create of such a kind takes a place before it is sent (the ledger's intent) and keeps it when
+the answer may have made something (a 2xx, or no answer at all); a refusal gives it back. A
+create meant to make one may take all places but SPARE: those are kept for the creates a
+conformant target refuses (no credential, input that breaks the document), which give theirs
+back as they are refused, so that checking refusals does not wait for a budget the valid ones
+spent. A check whose create finds no place left is not judged (BudgetSpent), never passed. What
+was made stays in this process's memory (`made`: the answer, its client secret among it), for
+the checks that can run on one made already.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from assistant_conformance.suite.config.shared import SharedCounts
+
+LIMIT = 3  # made and not removable, per kind, per run
+SPARE = 1  # of those, kept for creates a conformant target refuses (each gives it back)
+BUDGET_FILE = "budget.json"
+
+
+class BudgetSpent(pytest.skip.Exception):  # type: ignore[name-defined]
+    """A create the run could not remove afterwards finds the run's budget spent: not sent, the
+    check that needed it not judged."""
+
+
+@dataclass(frozen=True)
+class Made:
+    """One thing made that stays: its answer (kept in memory only) and when it goes."""
+
+    kind: str
+    answer: dict[str, Any]
+    expires: str | None  # ISO 8601, UTC; None: the target did not say
+    response: Any = None  # the create's answer as its client gave it (a control of the create)
+
+
+@dataclass
+class Allowance:
+    counts: SharedCounts
+    limit: int = LIMIT
+    made: list[Made] = field(default_factory=list)  # by this process
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def reserve(self, kind: str, refusal: bool = False) -> None:
+        """A place for one create of `kind`, before it is sent (`refusal`: one a conformant target
+        refuses, which may take a spare place); BudgetSpent when none is left."""
+        asked = f"{kind} (asked)"
+        places = self.limit if refusal else self.limit - SPARE
+
+        def take(counts: dict[str, int]) -> bool:
+            if counts.get(kind, 0) + counts.get(asked, 0) >= places:
+                return False
+            counts[asked] = counts.get(asked, 0) + 1
+            return True
+
+        if not self.counts.change(take):
+            raise BudgetSpent(f"not judged: {spent(kind, self.limit)}")
+
+    def settle(self, kind: str, made: bool) -> None:
+        """The create's answer came (`made`: it may have made one): its place kept or given back."""
+
+        def settled(counts: dict[str, int]) -> None:
+            counts[f"{kind} (asked)"] = max(0, counts.get(f"{kind} (asked)", 0) - 1)
+            if made:
+                counts[kind] = counts.get(kind, 0) + 1
+
+        self.counts.change(settled)
+
+    def keep(self, kind: str, answer: Any, expires: str | None, response: Any = None) -> None:
+        if isinstance(answer, dict):
+            with self._lock:
+                self.made.append(Made(kind, answer, expires, response))
+
+    def live(self, kind: str, lasting: float = 0.0) -> Made | None:
+        """One `kind` this process made that lives `lasting` seconds more (the longest-lived);
+        None when there is none."""
+        now = datetime.now(UTC).timestamp()
+        with self._lock:
+            found = [m for m in self.made if m.kind == kind and m.expires]
+        found = [m for m in found if _instant(m.expires) - now >= lasting]
+        return max(found, key=lambda m: _instant(m.expires), default=None)
+
+    def first(self, kind: str) -> Made | None:
+        """The first `kind` this process made (its create accepted: a control of the create)."""
+        with self._lock:
+            return next((m for m in self.made if m.kind == kind), None)
+
+    def count(self, kind: str) -> int:
+        """How many of `kind` the run made (may have made) so far, all its processes."""
+        return self.counts.get(kind)
+
+    def already(self, kind: str) -> str:
+        """For a probe that need not make another: what the run made of `kind` ("" if none)."""
+        made = self.count(kind) if kind else 0
+        return f"not sent again: the run made {made} {kind}{'s' * (made > 1)}" if made else ""
+
+
+def spent(kind: str, limit: int = LIMIT) -> str:
+    """`the run's budget of 3 chat-kit sessions is spent`."""
+    return f"the run's budget of {limit} {kind}{'s' if limit != 1 else ''} is spent"
+
+
+def _instant(iso: str | None) -> float:
+    return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()
