@@ -310,9 +310,10 @@ class Ledger:
 def read_ledger(path: Path) -> list[dict[str, Any]]:
     """A ledger's records, one a line (a line cut by a killed run left out)."""
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # "\n" only, not splitlines(): a record may hold U+2028 or U+0085 as sent (a name drawn)
+    for line in path.read_text(encoding="utf-8").split("\n"):
         try:
             records.append(json.loads(line))
         except ValueError:
-            continue  # a line cut by a killed run
+            continue  # a line cut by a killed run (or the empty one after the last)
     return records
