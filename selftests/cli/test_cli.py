@@ -3,6 +3,7 @@ report folder it cannot write (one line naming --report-dir, exit 4), and the ba
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,37 @@ def test_the_badge_is_a_shields_endpoint(level, outcome, totals, message, color)
     assert badge(doc) == {
         "schemaVersion": 1, "label": "assistant-conformance", "message": message, "color": color
     }  # fmt: skip
+
+
+PACKAGE = "assistant_conformance"
+ARGPARSE_HELP = 0  # argparse's --help drops a write that failed, and exits 0: quiet too
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        ([PACKAGE, "--help"], 141),
+        ([PACKAGE, "--version"], 141),
+        ([PACKAGE, "matrix", "--help"], ARGPARSE_HELP),
+        ([PACKAGE, "audit", "--help"], ARGPARSE_HELP),
+        ([f"{PACKAGE}.proof.killtable", "--list"], 141),
+        ([f"{PACKAGE}.proof.foreign", "--help"], ARGPARSE_HELP),
+        ([f"{PACKAGE}.proof.serve", "--help"], ARGPARSE_HELP),
+        ([f"{PACKAGE}.reference.cli", "--help"], ARGPARSE_HELP),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_every_command_into_a_closed_pipe_ends_quietly(args: list[str], status: int) -> None:
+    """`... | head -1` once head has gone: the pipe's reader is closed before the command starts,
+    so its first write fails (a reader that stays a while would hide the case)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", *args], stdout=write, stderr=subprocess.PIPE, text=True,
+            timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == status, (done.returncode, done.stderr)

@@ -153,6 +153,7 @@ def test_every_finding_replays_against_its_mutant_and_the_reference(
             text = har.read_text()
             assert tokens[0] not in text and tokens[1] not in text
             jsonschema.validate(json.loads(text), json.loads(HAR_SCHEMA.read_text()))
+            assert_polls_thinned(json.loads(text)["log"]["entries"], mutant)
         status, against_mutant = replay(report, server.base_url, tokens)
     finally:
         server.stop()
@@ -166,6 +167,20 @@ def test_every_finding_replays_against_its_mutant_and_the_reference(
     assert slowest < (15 if mutant in RERUN else 5), (against_mutant, against_reference)
     kinds = {json.loads(h.read_text())["log"]["_finding"]["check"]["kind"] for h in hars}
     assert ("test" in kinds) == (mutant in RERUN), kinds
+
+
+def assert_polls_thinned(entries: list[dict], mutant: str) -> None:
+    """A polling loop is kept as its first and last polls, the last saying how many were left out
+    and how long they took (the knowledge base's processing polls until its deadline)."""
+    loops: dict[str, list[dict]] = {}
+    for entry in entries:
+        if "_poll" in entry:
+            loops.setdefault(entry["_poll"]["loop"], []).append(entry["_poll"])
+    assert all(len(polls) <= 2 for polls in loops.values()), loops
+    if mutant == "process-never-starts":
+        left_out = [p for polls in loops.values() for p in polls if p.get("skipped")]
+        assert left_out and all(p["seconds"] > 0 for p in left_out), loops
+        assert len(entries) < 12, len(entries)
 
 
 # --- what a replay cannot do, said, and a closed pipe ------------------------------------------

@@ -41,15 +41,7 @@ def version() -> str:
 
 def main(argv: list[str] | None = None, prog: str = "assistant-conformance") -> None:
     args = sys.argv[1:] if argv is None else argv
-    try:
-        try:
-            code = _verb(args, prog)
-        finally:  # here, not at exit (also after argparse's exits): a closed pipe is ours
-            sys.stdout.flush()
-    except BrokenPipeError:  # stdout's reader went away (`| head -1`): end quietly, as a writer
-        pipe.closed()  # SIGPIPE ended would (141); exit 1 would read as a finding (exits.py)
-        code = Exit.CLOSED_PIPE
-    sys.exit(code)
+    pipe.exit_quietly(lambda: _verb(args, prog))
 
 
 def _verb(args: list[str], prog: str) -> int:

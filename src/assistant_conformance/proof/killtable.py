@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import secrets
-import sys
 import tempfile
 import time
 from collections.abc import Iterable
@@ -43,6 +42,7 @@ from assistant_conformance.proof.mutants._base import Bound
 from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
+from assistant_conformance.report import pipe
 
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
@@ -239,4 +239,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    pipe.exit_quietly(main)

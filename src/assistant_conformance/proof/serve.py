@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.reference import cli, embedded
+from assistant_conformance.report import pipe
 
 start_server = partial(embedded.start, module=__name__)
 
@@ -40,4 +41,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    pipe.exit_quietly(main)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, NoReturn, TextIO
+
+from assistant_conformance.report.exits import Exit
 
 
 def closed() -> None:
@@ -55,3 +58,18 @@ def quiet_stdout() -> None:
     pytest_configure runs first); a stream some other code put there is left as it is."""
     if sys.stdout is sys.__stdout__ and sys.stdout is not None:
         sys.stdout = Quiet(sys.stdout)
+
+
+def exit_quietly(main: Callable[[], int | None]) -> NoReturn:
+    """Run a command's `main` and exit with its status. Output into a closed pipe ends it
+    quietly, exit 141 (SIGPIPE's, as a shell sees it; 1 would read as a finding); stdout is
+    flushed here, also after argparse's exits, so that a closed pipe is caught."""
+    try:
+        try:
+            code = main()
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        closed()
+        code = Exit.CLOSED_PIPE
+    sys.exit(code)

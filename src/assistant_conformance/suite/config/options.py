@@ -42,7 +42,8 @@ OPTIONS = (
     Option(
         "--assistant",
         "ASSISTANT_API_ASSISTANT",
-        "the assistant every run uses (an id, graph or name); default: one named for testing, else none",
+        "the assistant every run uses (an id, graph or name); "
+        "default: one named for testing, else none",
     ),
     Option(
         "--run-input",

@@ -10,6 +10,9 @@ as HAR allows):
   before anything is masked, and kept as places, not values;
 - `_stream`: how many events the reader took and why it stopped (a replay stops there too);
   `_fault`: the door's fault when no whole answer came;
+- `_poll`: a polling loop's request (until what, within how long); a loop is kept as its first
+  and last polls, the last saying how many were left out between and how long they took
+  (`skipped`, `seconds`): a replay polls by the loop's words, not by its recorded polls;
 - `log._finding`: its stable ID, requirement, verdict, expected and actual, the seed, the test,
   the target, and the check a replay judges it by (`entry` indexes `log.entries`).
 
@@ -23,7 +26,8 @@ import base64
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +89,9 @@ def write_hars(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
         if not window:
             continue
         before = places.needed(window, origins)
-        entries = before + window
+        entries, kept_at = thinned(before + window)
         shift = len(before) - traced.start
-        check = checks.rebased(traced.check, lambda i, shift=shift: i + shift)  # type: ignore[misc]
+        check = checks.rebased(traced.check, lambda i, s=shift, at=kept_at: at(i + s))  # type: ignore[misc]
         base = finding_id(traced, entries, check, run.seed, record.nodeid)
         alike[base] += 1
         finding = traced.finding
@@ -97,6 +101,41 @@ def write_hars(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
         (run.report_dir / FOLDER).mkdir(parents=True, exist_ok=True)
         text = redact.text(json.dumps(har, indent=1, ensure_ascii=False))
         (run.report_dir / finding.har).write_text(text + "\n", encoding="utf-8")
+
+
+def thinned(entries: list[Entry]) -> tuple[list[Entry], Callable[[int], int]]:
+    """A polling loop as its first and last polls: the last kept says how many were left out
+    between and how long they took (`_poll`: skipped, seconds). Answers the entries kept and
+    where each entry's index went (a poll left out: to its loop's last)."""
+    kept: list[Entry] = []
+    where: list[int] = []
+    for run in _loops(entries):
+        if len(run) > 2:
+            where += [len(kept)] + [len(kept) + 1] * (len(run) - 1)
+            last = run[-1]
+            kept += [run[0], replace(last, poll={**(last.poll or {}), **_left_out(run[1:-1])})]
+        else:
+            where += range(len(kept), len(kept) + len(run))
+            kept += run
+    return kept, lambda index: where[index] if 0 <= index < len(where) else index
+
+
+def _loops(entries: list[Entry]) -> list[list[Entry]]:
+    """The entries in order, those of one polling loop side by side in one list."""
+    runs: list[list[Entry]] = []
+    for entry in entries:
+        loop = (entry.poll or {}).get("loop")
+        if runs and loop and (runs[-1][-1].poll or {}).get("loop") == loop:
+            runs[-1].append(entry)
+        else:
+            runs.append([entry])
+    return runs
+
+
+def _left_out(skipped: list[Entry]) -> dict[str, Any]:
+    last = skipped[-1]
+    ended = last.started.timestamp() + last.seconds
+    return {"skipped": len(skipped), "seconds": round(ended - skipped[0].started.timestamp(), 3)}
 
 
 def main_entry(check: checks.Check, entries: list[Entry]) -> int:

@@ -18,6 +18,11 @@ from assistant_conformance.suite.http import absent, clients, strictjson
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault
 from assistant_conformance.suite.http.policy import Policy
 
+# The embedded reference's pause before each streamed token: what the run checks need and no more
+# (a cancel lands after the 3rd of 200 tokens, 1 s of run left; a join follows a drop at most at
+# token 60 of 80, 100 ms left). Every millisecond is waited for, run after run.
+EMBEDDED_TOKEN_MS = 5
+
 
 class HarnessError(RuntimeError):
     """The suite cannot run against this target; not a conformance finding. One readable line."""
@@ -55,7 +60,7 @@ def open_target(settings: SuiteSettings, workdir: Path, policy: Policy) -> Targe
     else:
         token, alt = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         try:
-            server = embedded.start([token, alt], workdir / "reference.db")
+            server = embedded.start([token, alt], workdir / "reference.db", EMBEDDED_TOKEN_MS)
         except embedded.ServerStartError as exc:
             raise HarnessError(str(exc)) from None
         target = Target(server.base_url, token, alt, server)

@@ -9,7 +9,10 @@ the seed and depth of generated tests are the schema's configuration (property/g
    while pytest collects, in every process: under pytest-xdist each worker paid for all 49
    operations (about 1.1 s of CPU) before any test could start, though it runs a few of them.
    Its builder's `add_coverage` is deferred: the same call, with the same arguments, is kept on
-   the test and made by `ensure_coverage` just before the test runs.
+   the test and made by `ensure_coverage` just before the test runs. It attaches only the cases
+   the runner sends (`coverage_key`: N // 10 per scenario and field at depth N, the first ones in
+   the order Hypothesis runs them): the others, more than half at the default depth, each cost
+   Hypothesis a run of the test that sent nothing.
 2. Schemathesis' auth probes (`ignored_auth`) drop the run's session for a new
    `SameHostRedirectsSession` of their own: that class is given the run's adapter (the
    transport policy and the door), so the probes are bounded and throttled like every request.
@@ -38,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import hypothesis
 import hypothesis.internal.conjecture.providers as hypothesis_providers
 import schemathesis.specs.openapi.stateful as stateful
 import schemathesis.transport.requests as schemathesis_requests
@@ -47,11 +51,15 @@ from schemathesis.checks import CheckContext
 from schemathesis.engine.errors import is_inconsistent_replay
 from schemathesis.engine.run import PhaseName
 from schemathesis.generation.case import Case
+from schemathesis.generation.drivers import CoverageGenerator
 from schemathesis.generation.hypothesis import builder
+from schemathesis.generation.meta import CoveragePhaseData
 
 __all__ = [
     "api_operation_of",
     "check_context",
+    "coverage_key",
+    "coverage_per_key",
     "ensure_coverage",
     "install",
     "is_inconsistent_replay",
@@ -66,7 +74,61 @@ DEFERRED = "_conformance_deferred_coverage"  # attribute of a test: the call tha
 
 
 def _defer_coverage(test: Callable, operation: Any, *args: Any, **kwargs: Any) -> Callable:
-    setattr(test, DEFERRED, lambda: EAGER_COVERAGE(test, operation, *args, **kwargs))
+    setattr(test, DEFERRED, lambda: _add_wanted_coverage(test, operation, *args, **kwargs))
+    return test
+
+
+def coverage_key(case: Case) -> str | None:
+    """What the runner counts a coverage case under (operation, scenario, field, and whether a
+    positive case says what it covers); None for a case of another phase."""
+    meta = case.meta
+    if meta is None or not isinstance(meta.phase.data, CoveragePhaseData):
+        return None
+    data = meta.phase.data
+    described = meta.generation.mode.is_positive and data.description
+    return f"{case.operation.label}|{data.scenario}|{data.parameter}|{data.location}|{described}"
+
+
+def coverage_per_key(examples: int) -> int:
+    """Coverage cases sent per key at depth `examples`."""
+    return max(1, examples // 10)
+
+
+def _add_wanted_coverage(
+    test: Callable,
+    operation: Any,
+    generation_modes: Any,
+    auth_storage: Any,
+    override: Any,
+    feedback: Any,
+    generation_config: Any,
+    hooks: Any = None,
+) -> Callable:
+    """Schemathesis' `add_coverage`, attaching only the cases the runner would send."""
+    generator = CoverageGenerator(
+        operation=operation,
+        generation_modes=generation_modes,
+        generation_config=generation_config,
+        auth_storage=auth_storage,
+        override=override,
+        feedback=feedback,
+        hooks=hooks,
+    )
+    cases = list(builder.content_type_probes_first(generator))
+    limit = coverage_per_key(generation_config.max_examples or 0)
+    seen: dict[str, int] = {}
+    kept: set[int] = set()
+    for index in reversed(range(len(cases))):  # Hypothesis runs the last attached first
+        key = coverage_key(cases[index])
+        seen[key or ""] = seen.get(key or "", 0) + 1
+        if key is None or seen[key] <= limit:
+            kept.add(index)
+    for index, case in enumerate(cases):
+        if index in kept:
+            test = hypothesis.example(case=case)(test)
+    unserializable = generator.controller.unserializable_media_types
+    if unserializable:
+        builder.UnserializablePayloadMark.set(test, sorted(unserializable))
     return test
 
 

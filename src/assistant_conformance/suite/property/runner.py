@@ -19,7 +19,6 @@ from schemathesis.checks import run_checks
 from schemathesis.core.failures import Failure
 from schemathesis.core.transport import Response
 from schemathesis.generation.case import Case
-from schemathesis.generation.meta import CoveragePhaseData
 from schemathesis.openapi.checks import IgnoredAuth
 
 from assistant_conformance.contract.openapi import by_label, operation_label
@@ -113,15 +112,13 @@ class Runner:
         }
 
     def wanted(self, case: Case) -> bool:
-        """At depth N keep N // 10 (at least 1) coverage cases per scenario and field."""
-        meta = case.meta
-        if self.broken or meta is None or not isinstance(meta.phase.data, CoveragePhaseData):
+        """At depth N keep N // 10 (at least 1) coverage cases per scenario and field (compat
+        attaches no more to a test; a state machine's steps are not counted)."""
+        key = compat.coverage_key(case)
+        if self.broken or key is None:
             return not self.broken
-        data = meta.phase.data
-        described = meta.generation.mode.is_positive and data.description
-        key = f"{case.operation.label}|{data.scenario}|{data.parameter}|{data.location}|{described}"
         self.seen[key] += 1
-        return self.seen[key] <= max(1, self.examples // 10)
+        return self.seen[key] <= compat.coverage_per_key(self.examples)
 
     def begin(self) -> None:
         """A case (or a stateful scenario) begins: its findings keep the exchanges from here."""
