@@ -84,7 +84,7 @@ def run_case(name: str, app: Counted, tokens: list[str], workdir: Path, *options
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.12)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", default="auto", help="workers, or auto (the round trip)")
     parser.add_argument("--json", type=Path, default=ROOT / "reports" / "latency.json")
     parser.add_argument(
         "--one-at-a-time", action="store_true", help="also the delayed run at --concurrency=1"

@@ -29,6 +29,8 @@ from safety_support import (
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof import mutants, variants
+from assistant_conformance.suite.config.options import REMOTE_CONCURRENCY, REMOTE_MOST
+from assistant_conformance.suite.config.settings import parse_concurrency
 from assistant_conformance.suite.run import concurrency
 
 # Every layer: a property-layer operation, a scenario test, an event stream.
@@ -258,3 +260,20 @@ def test_the_longest_tests_start_apart_when_spread() -> None:
     assert places == [0, 25, 50, 75]
     shares = {place * 8 // len(ordered) for place in places}  # the worker each lands on, of 8
     assert len(shares) == 4
+
+
+def test_a_longer_round_trip_asks_more_workers_within_bounds() -> None:
+    """Off this machine, the workers follow the pre-flight's round trip: never fewer than
+    REMOTE_CONCURRENCY, more as each request waits longer, never more than REMOTE_MOST."""
+    counts = [concurrency.from_round_trip(ms / 1000, cores=2) for ms in (0, 10, 30, 120, 1000)]
+    assert counts == sorted(counts)
+    assert counts[0] == REMOTE_CONCURRENCY
+    assert counts[-1] == REMOTE_MOST
+    assert REMOTE_CONCURRENCY < counts[2] < REMOTE_MOST
+
+
+@pytest.mark.parametrize(
+    ("raw", "parsed"), [(None, None), ("auto", None), ("AUTO", None), ("3", 3)]
+)
+def test_concurrency_is_a_count_or_auto(raw: str | None, parsed: int | None) -> None:
+    assert parse_concurrency(raw) == parsed

@@ -6,8 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# Workers against a remote target: its answers are mostly waiting (measured in bench/latency.py).
+# The fewest workers against a remote target: its answers are mostly waiting (bench/latency.py);
+# more where its round trip is longer (suite/run/concurrency.py).
 REMOTE_CONCURRENCY = 8
+# The most: each worker is a process of its own (about 130 MiB and a second or two of CPU to
+# start), and past this the cores, not the waiting, bound a run.
+REMOTE_MOST = 16
 # Without --assistant, runs go to an assistant whose name or graph has one of these words.
 TESTING_WORDS = ("echo", "conformance", "test")
 
@@ -135,10 +139,9 @@ OPTIONS = (
     Option(
         "--concurrency",
         "ASSISTANT_API_CONCURRENCY",
-        "pytest-xdist workers the run spreads over (1: one after another); default: "
-        f"{REMOTE_CONCURRENCY} against a --base-url off this machine, 1 on loopback",
-        None,
-        int,
+        "pytest-xdist workers the run spreads over (1: one after another); default: 1 on "
+        "loopback, and against a --base-url off this machine (or with 'auto') as many as its "
+        f"round trip asks ({REMOTE_CONCURRENCY} to {REMOTE_MOST})",
     ),
     Option(
         "--report-dir",

@@ -136,6 +136,7 @@ class SuiteSettings:
         except ValueError as exc:
             raise OptionError(str(exc)) from None
         values["ca_bundle"] = Path(values["ca_bundle"]) if values["ca_bundle"] else None
+        values["concurrency"] = parse_concurrency(values["concurrency"])
         try:
             values["shard"] = Shard.parse(values["shard"]) if values["shard"] else None
         except ValueError as exc:
@@ -199,6 +200,17 @@ def parse_header(raw: str) -> tuple[str, str]:
     if name.lower() in ("authorization", "host", "content-length"):
         raise ValueError(f"--header cannot set {name} (the suite sets it)")
     return name, value
+
+
+def parse_concurrency(raw: Any) -> int | None:
+    """--concurrency: a count of workers; None for the default or `auto` (suite/run/
+    concurrency.py chooses)."""
+    if raw is None or str(raw).strip().lower() == "auto":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise OptionError(f"--concurrency expects int or 'auto', got {raw!r}") from None
 
 
 def parse_rate(raw: str) -> float:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent, assistants
 from assistant_conformance.suite.flows.control import finished_run
 from assistant_conformance.suite.flows.runs import THREADS
-from assistant_conformance.suite.http import trail
+from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.findings import Blocked
 from assistant_conformance.suite.judging.idle_reads import masked, varying
@@ -238,8 +239,10 @@ class Resources:
         """What the owner reads of the resource `op` acts on (its last path parameter; a feedback
         is read through its message's list). A context file has no read in the document: `after`
         deletes it with the owner's credential, which succeeds only if it is still there."""
-        self.last_reads = []
-        seen = {name: self._read(*read) for name, read in self._reads(op, ids).items()}
+        reads = self._reads(op, ids)  # independent reads: sent side by side
+        answers = running.at_once([partial(self._read, *read) for read in reads.values()])
+        self.last_reads = [response for response, _ in answers]
+        seen = {name: value for name, (_, value) in zip(reads, answers, strict=True)}
         if op.target == "context_file":
             deleted = self.api.delete(f"{CONTEXT_FILES}/{ids['context_file']}") if after else None
             seen["context file"] = (
@@ -276,16 +279,15 @@ class Resources:
             }
         return {}
 
-    def _read(self, method: str, url: str, data: Any) -> Any:
+    def _read(self, method: str, url: str, data: Any) -> tuple[httpx.Response, Any]:
         if method == "GET":
             response = self.api.get(url, params=data)
         else:
             response = self.api.post(url, json=data)
-        self.last_reads.append(response)
         # read as a replay reads it (checks.read_of), but whole: the trail keeps 256 KiB of a body
         whole = trail.Entry(method, url, {}, None, status=response.status_code)
         whole.response_body = bytearray(response.content)
-        return checks.read_of(whole)
+        return response, checks.read_of(whole)
 
 
 def changes(

@@ -11,15 +11,19 @@ part of it).
 
 from __future__ import annotations
 
+import contextvars
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from assistant_conformance.suite.http.observe import Observation
 from assistant_conformance.suite.http.trail import Entry
+
+Answered = TypeVar("Answered")
 
 
 @dataclass(kw_only=True)
@@ -85,3 +89,14 @@ def seen(observation: Observation) -> None:
     scope = current_scope()
     if scope is not None:
         scope.observations.append(observation)
+
+
+def at_once(calls: Sequence[Callable[[], Answered]]) -> list[Answered]:
+    """Run independent requests side by side (across a network each waits on its answer, not on
+    the others), each in a copy of this context: they record into the running test's scope in
+    the order they go out. Their results in the order of `calls`; the first error raises."""
+    if len(calls) < 2:
+        return [call() for call in calls]
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        return list(pool.map(lambda call: context.copy().run(call), calls))

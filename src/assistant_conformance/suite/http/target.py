@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import socket
 import ssl
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,20 @@ def preflight(target: Target, policy: Policy) -> None:
         f"target {target.base_url} answers none of the API's reads as the API does ({answered}): "
         "is --base-url the root of the API (without /api/ai)?"
     )
+
+
+def round_trip(target: Target, policy: Policy, samples: int = 2) -> float:
+    """Seconds one request takes on a kept connection: the pre-flight's read (found by
+    `preflight`) sent `samples` times on one client, the fastest counted (the first pays the
+    connection and its TLS handshake)."""
+    method, path, body = target.first_read
+    with clients.client(policy, target.base_url, target.token) as client:
+        times = []
+        for _ in range(samples):
+            started = time.monotonic()
+            _send(client, method, path, body)
+            times.append(time.monotonic() - started)
+    return min(times)
 
 
 def answers_as_the_api(response: httpx.Response) -> bool:

@@ -1,18 +1,38 @@
-"""Concurrency: the run spreads over pytest-xdist workers, --concurrency N of them; by default
-REMOTE_CONCURRENCY against a target off this machine and 1 on loopback (the embedded reference, a
-local server: little waiting to overlap, and the same cores serve both). Each test's generated
-cases come from --seed and the test's name, so the verdicts do not depend on which worker ran
-it; reports, the ledger and measurements merge on the controller (suite/run/state.py)."""
+"""Concurrency: the run spreads over pytest-xdist workers, --concurrency N of them. By default 1
+on loopback (the embedded reference, a local server: little waiting to overlap, and the same cores
+serve both); against a target off this machine (or with --concurrency auto) as many as keep this
+machine's cores busy while each worker waits on its answers: the pre-flight's read is timed
+(`target.round_trip`) and the count follows from it (`from_round_trip`), between
+REMOTE_CONCURRENCY and REMOTE_MOST. Each test's generated cases come from --seed and the test's
+name, so the verdicts do not depend on which worker ran it; reports, the ledger and measurements
+merge on the controller (suite/run/state.py)."""
 
 from __future__ import annotations
 
 import ipaddress
+import math
+import os
 from urllib.parse import urlsplit
 
 import pytest
 
-from assistant_conformance.suite.config.options import REMOTE_CONCURRENCY
-from assistant_conformance.suite.config.settings import OptionError, is_on, option_value
+from assistant_conformance.report import redact
+from assistant_conformance.suite.config.options import REMOTE_CONCURRENCY, REMOTE_MOST
+from assistant_conformance.suite.config.settings import (
+    OptionError,
+    SuiteSettings,
+    is_on,
+    option_value,
+)
+from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
+
+# CPU seconds this machine spends per request of a run (sending, reading, judging, the workers'
+# start shared out): bench/run.py measures it ("CPU per request"), about 9 ms on a 2-core machine.
+CLIENT_CPU_PER_REQUEST = 0.009
+AUTO = "auto"
+# The round trip (seconds) the pre-flight measured to choose the workers: said in the header.
+ROUND_TRIP_KEY = pytest.StashKey[float]()
 
 # The longest single tests: a whole state machine each (seconds of serial requests). Spread apart
 # in the collection, they start early on different workers instead of queueing on one.
@@ -61,15 +81,51 @@ def spread_longest(items: list[pytest.Item]) -> list[pytest.Item]:
 
 
 def workers(config: pytest.Config) -> int:
-    """--concurrency, else REMOTE_CONCURRENCY off this machine and 1 on loopback."""
+    """--concurrency N; else (or with --concurrency auto) from the round trip off this machine,
+    and 1 on loopback."""
     given = option_value(config, "concurrency")
-    if given is None:
-        base_url = option_value(config, "base_url")
-        return REMOTE_CONCURRENCY if base_url and not is_loopback(base_url) else 1
+    base_url = option_value(config, "base_url")
+    if given is None and not (base_url and not is_loopback(base_url)):
+        return 1
+    if given is None or str(given).strip().lower() == AUTO:
+        return measured_workers(config) if base_url else 1  # the embedded reference is local
     try:
         return max(1, int(given))
     except ValueError:
-        raise OptionError(f"--concurrency expects int, got {given!r}") from None
+        raise OptionError(f"--concurrency expects int or {AUTO!r}, got {given!r}") from None
+
+
+def measured_workers(config: pytest.Config) -> int:
+    """The workers for the round trip the pre-flight measures. A target the pre-flight cannot
+    use gets REMOTE_CONCURRENCY: the session's own pre-flight then ends the run in one line."""
+    settings = SuiteSettings.from_config(config)
+    with redact.scope() as secrets:  # the tokens, and headers a policy registers: masked
+        secrets.register(settings.token)
+        target = remote(settings)
+        policy = Policy.of(settings)
+        try:
+            preflight(target, policy)
+            seconds = round_trip(target, policy)
+        except HarnessError:
+            return REMOTE_CONCURRENCY
+    config.stash[ROUND_TRIP_KEY] = seconds
+    return from_round_trip(seconds, os.cpu_count() or 1)
+
+
+def from_round_trip(seconds: float, cores: int) -> int:
+    """Enough workers that, each waiting `seconds` per request and working CLIENT_CPU_PER_REQUEST,
+    they keep `cores` busy: cores x (1 + wait / work); between REMOTE_CONCURRENCY (a remote
+    target also waits on its own work: streams, processing) and REMOTE_MOST."""
+    wanted = math.ceil(cores * (1 + seconds / CLIENT_CPU_PER_REQUEST))
+    return max(REMOTE_CONCURRENCY, min(REMOTE_MOST, wanted))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    seconds = config.stash.get(ROUND_TRIP_KEY, None)
+    if seconds is None:
+        return []
+    count = getattr(config.option, "numprocesses", None) or 1
+    return [f"workers: {count}, for a round trip of {seconds * 1000:.0f} ms (the pre-flight's)"]
 
 
 def is_loopback(base_url: str) -> bool:

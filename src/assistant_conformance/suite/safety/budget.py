@@ -6,7 +6,8 @@ the answer may have made something (a 2xx, or no answer at all); a refusal gives
 create meant to make one may take all places but SPARE: those are kept for the creates a
 conformant target refuses (no credential, input that breaks the document), which give theirs
 back as they are refused, so that checking refusals does not wait for a budget the valid ones
-spent. A check whose create finds no place left is not judged (BudgetSpent), never passed. What
+spent; a place held by a create still out is waited for (it may be given back). A check
+whose create finds no place left is not judged (BudgetSpent), never passed. What
 was made stays in this process's memory (`made`: the answer, its client secret among it), for
 the checks that can run on one made already.
 """
@@ -14,6 +15,7 @@ the checks that can run on one made already.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +27,9 @@ from assistant_conformance.suite.config.shared import SharedCounts
 LIMIT = 3  # made and not removable, per kind, per run
 SPARE = 1  # of those, kept for creates a conformant target refuses (each gives it back)
 BUDGET_FILE = "budget.json"
+# Seconds a create waits for places other creates hold while out (workers at once: refusals in
+# flight would otherwise spend a valid create's place): theirs end within the request timeout.
+PLACE_WAIT = 30.0
 
 
 class BudgetSpent(pytest.skip.Exception):  # type: ignore[name-defined]
@@ -55,13 +60,18 @@ class Allowance:
         asked = f"{kind} (asked)"
         places = self.limit if refusal else self.limit - SPARE
 
-        def take(counts: dict[str, int]) -> bool:
+        def take(counts: dict[str, int]) -> str:
+            if counts.get(kind, 0) >= places:
+                return "spent"
             if counts.get(kind, 0) + counts.get(asked, 0) >= places:
-                return False
+                return "taken"  # by creates still out: a refused one gives its place back
             counts[asked] = counts.get(asked, 0) + 1
-            return True
+            return "held"
 
-        if not self.counts.change(take):
+        given_up = time.monotonic() + PLACE_WAIT
+        while (place := self.counts.change(take)) == "taken" and time.monotonic() < given_up:
+            time.sleep(0.05)
+        if place != "held":
             raise BudgetSpent(f"not judged: {spent(kind, self.limit)}")
 
     def settle(self, kind: str, made: bool) -> None:
