@@ -124,6 +124,7 @@ class Ledger:
     undeletable: list[Leftover] = field(default_factory=list)  # made, with no way to remove it
     budget: Allowance = field(default_factory=lambda: Allowance(SharedCounts(None)))
     _seq: int = 0
+    _tracked: set[tuple[str, str, str, str]] = field(default_factory=set)  # the entries' keys
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _file: TextIO | None = field(default=None, repr=False)
 
@@ -179,8 +180,10 @@ class Ledger:
 
     def _add(self, entry: Removal) -> None:
         with self._lock:
-            if any(e.key() == entry.key() for e in self.entries):
+            key = entry.key()
+            if key in self._tracked:  # a set: the property layer tracks hundreds
                 return
+            self._tracked.add(key)
             entry.seq = entry.seq or self._next()
             self.entries.append(entry)
             self.owned.add(unquote(entry.path.rstrip("/").rsplit("/", 1)[-1]))
@@ -289,6 +292,7 @@ class Ledger:
         """Delete everything tracked, newest first; answer what stays on the target."""
         with self._lock:
             entries, self.entries = list(self.entries), []
+            self._tracked.clear()
             unanswered = list(self.pending.values())
             undeletable = list(self.undeletable)
         found, unlooked = look_for(unanswered, clients, self._next, self.removes)
@@ -302,6 +306,7 @@ class Ledger:
         with self._lock:
             count = len(self.entries)
             self.entries = []
+            self._tracked.clear()
         if count:
             self._write({"event": "kept", "count": count})
         return count
