@@ -1,20 +1,70 @@
 """A pytest plugin bench/run.py loads (`-p bench_timing`, bench/ on PYTHONPATH) to split one suite
-run's wall time by layer. It writes wall-clock stamps (time.time()) and per-layer sums of the test
-phases (set-up + call + teardown) to the JSON file named by BENCH_TIMING_OUT; nothing otherwise.
+run's time by layer and by what it is spent on. It writes to the JSON file named by
+BENCH_TIMING_OUT (nothing otherwise), for this process (the controller, or the one process of an
+unspread run):
+- wall-clock stamps (time.time()) and this process's CPU seconds (time.process_time()) at
+  configure, collection start and end, first test, reports (pytest_sessionfinish) start and end;
+- per-layer sums of the test phases (set-up + call + teardown);
+- sending: the requests that went out through httpx's and requests' transports (the suite's
+  clients and schemathesis' session alike) and the wall seconds spent inside them (sending and
+  waiting for the answer's head), and the CPU seconds spent there;
+- generation: the property layer's call phases minus the time inside the runner's send and judge
+  (what is left is hypothesis and schemathesis drawing and shrinking cases).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
+import httpx
 import pytest
+import requests.adapters
 
 PROPERTY_MODULES = ("tests/property/test_property.py", "tests/property/test_stateful.py")
-_state: dict[str, Any] = {"property": 0.0, "scenario": 0.0, "items": 0, "property_items": 0}
+_state: dict[str, Any] = {
+    "property": 0.0, "scenario": 0.0, "items": 0, "property_items": 0, "property_call": 0.0,
+    "requests": 0, "sending": 0.0, "sending_cpu": 0.0, "runner": 0.0,
+}  # fmt: skip
+_lock = threading.Lock()
+
+
+def _stamp(name: str) -> None:
+    _state[name] = time.time()
+    _state[f"{name}_cpu"] = time.process_time()
+
+
+def _timed(original: Callable[..., Any], wall: str, cpu: str = "", count: str = "") -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started, started_cpu = time.monotonic(), time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            with _lock:
+                _state[wall] += time.monotonic() - started
+                if cpu:
+                    _state[cpu] += time.thread_time() - started_cpu
+                if count:
+                    _state[count] += 1
+
+    return wrapper
+
+
+def _instrument() -> None:
+    """Time every request at the transports, and the runner's own work per case."""
+    httpx.HTTPTransport.handle_request = _timed(  # type: ignore[method-assign]
+        httpx.HTTPTransport.handle_request, "sending", "sending_cpu", "requests"
+    )
+    adapter = requests.adapters.HTTPAdapter
+    adapter.send = _timed(adapter.send, "sending", "sending_cpu", "requests")  # type: ignore[method-assign]
+    from assistant_conformance.suite.property.runner import Runner
+
+    Runner.send = _timed(Runner.send, "runner")  # type: ignore[method-assign]
+    Runner.evaluate = _timed(Runner.evaluate, "runner")  # type: ignore[method-assign]
 
 
 def _layer(nodeid: str) -> str:
@@ -22,11 +72,23 @@ def _layer(nodeid: str) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _state["configured"] = time.time()
+    _stamp("configured")
+    if os.environ.get("BENCH_TIMING_OUT") and not hasattr(config, "workerinput"):
+        _instrument()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, None, None]:
+    _stamp("collect_start")
+    try:
+        return (yield)
+    finally:
+        _stamp("collect_end")
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
-    _state.setdefault("first_test", time.time())
+    if "first_test" not in _state:
+        _stamp("first_test")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -35,22 +97,24 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call":
         _state["items"] += 1
         _state["property_items"] += layer == "property"
+        if layer == "property":
+            _state["property_call"] += report.duration
     if "first_setup" not in _state and report.when == "setup":
         _state["first_setup"] = report.duration  # session fixtures: the embedded server start
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]:
-    _state["finish_start"] = time.time()
+    _stamp("finish_start")
     try:
         return (yield)  # every plugin's sessionfinish: the suite writes its reports here
     finally:
-        _state["finish_end"] = time.time()
+        _stamp("finish_end")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     out = os.environ.get("BENCH_TIMING_OUT")
-    if out:
-        _state["unconfigured"] = time.time()
+    if out and not hasattr(config, "workerinput"):
+        _stamp("unconfigured")
         with open(out, "w", encoding="utf-8") as handle:
             json.dump(_state, handle)

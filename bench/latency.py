@@ -33,7 +33,7 @@ from pathlib import Path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "selftests"))
+sys.path.insert(0, str(ROOT / "selftests" / "support"))  # safety_support
 
 from safety_support import run_suite, serve  # noqa: E402
 
@@ -60,6 +60,16 @@ class Counted:
             await send(message)
 
         await self.app(scope, receive, late)
+
+
+def reference(workdir: Path, name: str, tokens: list[str]) -> ASGIApp:
+    """The reference app on a fresh database of its own (`name`), the two tokens its principals'."""
+    settings = Settings(
+        tokens={t: f"principal-{i}" for i, t in enumerate(tokens)},
+        db_path=workdir / f"{name}.db",
+        files_dir=workdir / f"{name}-files",
+    )
+    return create_app(settings)
 
 
 def run_case(name: str, app: Counted, tokens: list[str], workdir: Path, *options: str) -> dict:
@@ -95,12 +105,7 @@ def main() -> int:
     spread = f"--concurrency={args.concurrency}"
 
     def app(workdir: Path, name: str) -> ASGIApp:
-        settings = Settings(
-            tokens={t: f"principal-{i}" for i, t in enumerate(tokens)},
-            db_path=workdir / f"{name}.db",
-            files_dir=workdir / f"{name}-files",
-        )
-        return create_app(settings)
+        return reference(workdir, name, tokens)
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,6 @@
 """Benchmark: the suite's speed and detection power, side by side with schemathesis alone.
 
-    python bench/run.py [--quick] [--jobs N] [--report-dir DIR]
+    python bench/run.py [--quick] [--publish] [--jobs N] [--skip ...] [--report-dir DIR]
 
 Measures, against the embedded reference server, and writes reports/bench.md + reports/bench.json:
 - layers: wall time of the default suite (`pytest`, no options) split into startup (process launch
@@ -17,7 +17,13 @@ Measures, against the embedded reference server, and writes reports/bench.md + r
   whether `st run` alone does (exit non-zero with a failure kind, operation + check, it did not
   report against the plain reference), with the seconds each took;
 - growth: the default suite's wall time at --examples 10, 50, 200 (10, 50 with --quick) and with
-  pytest-xdist -n 1 and -n 2.
+  pytest-xdist -n 1 and -n 2;
+- profile: where the first default run's time went (bench_timing's stamps and transport counters:
+  start-up, collection, reference start, generation, sending, reading and judging, reports; wall
+  and client CPU, requests per second, client CPU per request); raw: the same reference under one
+  client's tight loop of GETs (the limit); far: latency.py's loopback and 120 ms cases, one run
+  each; deep: a run at --examples 1000 (not with --quick). --publish also writes
+  docs/benchmark-results.md from these.
 Every subprocess has a timeout. The token is never printed.
 """
 
@@ -28,6 +34,7 @@ import http.client
 import json
 import os
 import platform
+import resource
 import secrets
 import statistics
 import subprocess
@@ -46,13 +53,20 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(ROOT / "src"))  # a fresh clone without `pip install -e` still imports
+sys.path.insert(0, str(BENCH))  # its sibling scripts
+
+import httpx  # noqa: E402
+import latency  # noqa: E402
+import shards  # noqa: E402
 
 from assistant_conformance.proof import killtable, serve  # noqa: E402
 from assistant_conformance.reference import embedded  # noqa: E402
+from assistant_conformance.suite.http import target  # noqa: E402
 
 PROPERTY_LAYER = ("tests/property/test_property.py", "tests/property/test_stateful.py")
 ST_CONFIG = BENCH / "schemathesis.toml"
 SPEC = ROOT / "spec" / "openapi.yaml"
+PUBLISHED = ROOT / "docs" / "benchmark-results.md"  # --publish
 SUITE_TIMEOUT = 600.0  # one whole-suite run
 ST_TIMEOUT = 600.0  # one `st run`
 CASE_TIMEOUT = 300.0  # one kill-table case (a selection of the suite)
@@ -116,6 +130,7 @@ def run_suite(workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT) -> dict
     # one argument: xdist workers take a lone path after --report-dir for a rootdir (exit 4/5)
     command.append(f"--report-dir={workdir / 'reports'}")
     launched = time.time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         with (workdir / "pytest.log").open("w") as out:
             done = subprocess.run(
@@ -125,7 +140,9 @@ def run_suite(workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT) -> dict
     except subprocess.TimeoutExpired:
         status = None
     wall = time.time() - launched
-    result: dict[str, Any] = {"args": list(args), "exit": status, "wall": wall}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    result: dict[str, Any] = {"args": list(args), "exit": status, "wall": wall, "cpu": cpu}
     if status is None:
         result["problem"] = f"timed out after {timeout:g} s"
     if timing.exists():
@@ -140,7 +157,103 @@ def run_suite(workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT) -> dict
             "reports": stamps.get("finish_end", 0.0) - stamps.get("finish_start", 0.0),
         }
         result["tests"] = stamps["items"]
+        result["profile"] = profile_of(stamps, launched, wall, cpu)
     return result
+
+
+def profile_of(stamps: dict[str, Any], launched: float, wall: float, cpu: float) -> dict[str, Any]:
+    """Where one run's time went, from its stamps (bench/bench_timing.py): wall and client CPU
+    seconds per phase; the tests split into generation, sending (inside the transports: waiting
+    for answers) and the rest (reading, judging, the tests' own work)."""
+
+    def span(start: str, end: str) -> tuple[float, float]:
+        return stamps[end] - stamps[start], stamps[f"{end}_cpu"] - stamps[f"{start}_cpu"]
+
+    server_start = stamps.get("first_setup", 0.0)
+    tests_wall, tests_cpu = span("first_test", "finish_start")
+    generation = max(0.0, stamps["property_call"] - stamps["runner"])
+    rest = tests_wall - server_start - generation - stamps["sending"]
+    client_cpu = stamps["unconfigured_cpu"]
+    phases = {
+        "start-up (interpreter, imports, options)": (stamps["configured"] - launched,
+                                                     stamps["configured_cpu"]),
+        "collection": span("collect_start", "collect_end"),
+        "embedded reference start": (server_start, None),
+        "generation (hypothesis, schemathesis)": (generation, None),
+        "sending (inside the transports: waiting for answers)": (stamps["sending"],
+                                                                 stamps["sending_cpu"]),
+        "reading, judging, the tests' own work": (rest, None),
+        "tests in all": (tests_wall, tests_cpu),
+        "reports": span("finish_start", "finish_end"),
+        "exit": (wall - (stamps["unconfigured"] - launched), None),
+    }  # fmt: skip
+    requests = stamps["requests"]
+    return {
+        "phases": {name: {"wall": w, "cpu": c} for name, (w, c) in phases.items()},
+        "wall": wall,
+        "client_cpu": client_cpu,
+        "server_cpu": max(0.0, cpu - client_cpu),  # the embedded reference: the child pytest reaps
+        "waiting": max(0.0, wall - client_cpu),
+        "requests": requests,
+        "requests_per_second": requests / wall if wall else float("nan"),
+        "cpu_per_request": client_cpu / requests if requests else float("nan"),
+        "tests_cpu_per_request": tests_cpu / requests if requests else float("nan"),
+    }
+
+
+# --- the reference's own limit ------------------------------------------------------------------
+
+
+def raw_rate(workdir: Path, seconds: float = 3.0) -> dict[str, Any]:
+    """The embedded reference (as a default run starts it) read as fast as one client can: a
+    tight httpx loop of GETs of one thread on one kept connection, for `seconds`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    keys = tokens()
+    server = embedded.start(keys, workdir / "reference.db", target.EMBEDDED_TOKEN_MS)
+    try:
+        headers = {"Authorization": f"Bearer {keys[0]}"}
+        with httpx.Client(base_url=server.base_url, headers=headers) as client:
+            thread = client.post("/api/ai/threads", json={}).json()["thread_id"]
+            count, statuses = 0, set()
+            started, started_cpu = time.monotonic(), time.process_time()
+            while time.monotonic() - started < seconds:
+                statuses.add(client.get(f"/api/ai/threads/{thread}").status_code)
+                count += 1
+            elapsed, cpu = time.monotonic() - started, time.process_time() - started_cpu
+            client.delete(f"/api/ai/threads/{thread}")
+    finally:
+        server.stop()
+    return {"requests": count, "seconds": elapsed, "rate": count / elapsed,
+            "client_cpu_per_request": cpu / count, "statuses": sorted(statuses)}  # fmt: skip
+
+
+# --- a far target -------------------------------------------------------------------------------
+
+
+def far_target(workdir: Path, delay: float = 0.12) -> dict[str, Any]:
+    """bench/latency.py's two cases, one run each: the reference on loopback behind its counting
+    middleware (the loopback default, one process) and the same with every answer `delay` late
+    (--concurrency auto: the workers a remote target gets from its round trip)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    keys = tokens()
+    rows = []
+    far = f"{delay * 1000:.0f} ms"
+    for name, late, option in (
+        ("loopback", 0.0, "--concurrency=1"),
+        (far, delay, "--concurrency=auto"),
+    ):
+        log(f"far target: {name}")
+        app = latency.Counted(latency.reference(workdir, name, keys), late)
+        rows.append(latency.run_case(name, app, keys, workdir, option))
+    same = rows[0].pop("verdicts") == rows[1].pop("verdicts")
+    ratio = rows[1]["seconds"] / rows[0]["seconds"]
+    return {"delay": delay, "cases": rows, "ratio": ratio, "same_verdicts": same}
+
+
+def deep(workdir: Path, examples: int = 1000) -> dict[str, Any]:
+    """A whole default run at --examples `examples` (bench/shards.py --depths)."""
+    log(f"default suite at --examples {examples}")
+    return shards.depth_runs([examples], workdir)[0]
 
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
@@ -474,6 +587,7 @@ def markdown(data: dict[str, Any]) -> str:
                    f"{s(t['st']['rate'])} |")  # fmt: skip
         out += ["", f"Ratio {t['ratio']:.2f} (target at least 0.8: {met}). `st run`: "
                 f"{ST_SETTINGS}.", ""]  # fmt: skip
+    out += profile_markdown(data)
     if "detection" in data:
         out += detection_markdown(data["detection"])
     out += ["## Growth (default suite, wall seconds, one run each)", ""]
@@ -483,6 +597,65 @@ def markdown(data: dict[str, Any]) -> str:
         out.append(f"| {row['setting']}{note} | {s(row['wall'])} s | {row.get('exit')} |")
     out.append("")
     return "\n".join(out)
+
+
+def profile_markdown(data: dict[str, Any]) -> list[str]:
+    """Where a default run's time goes, the reference's raw rate beside it, a far target, depth."""
+    out: list[str] = []
+    run = data["layers"]["runs"][0]
+    if "profile" in run:
+        prof = run["profile"]
+        out += [
+            "## Where a default run's time goes (run 1 above; `pytest`, embedded reference)",
+            "",
+        ]
+        out += ["| phase | wall s | client CPU s |", "|---|---|---|"]
+        for name, spent in prof["phases"].items():
+            out.append(f"| {name} | {s(spent['wall'])} | {s(spent['cpu'])} |")
+        out += ["", f"Wall {s(prof['wall'])} s: client CPU {s(prof['client_cpu'])} s, waiting "
+                f"{s(prof['waiting'])} s (wall minus client CPU); the embedded reference's CPU "
+                f"{s(prof['server_cpu'])} s. {prof['requests']} requests: "
+                f"{prof['requests_per_second']:.0f} per second, client CPU "
+                f"{prof['cpu_per_request'] * 1000:.1f} ms per request (start-up included; "
+                f"{prof['tests_cpu_per_request'] * 1000:.1f} ms in the tests).", ""]  # fmt: skip
+    if "raw" in data:
+        r = data["raw"]
+        out += [f"The same reference's limit, measured in this run: one client's tight loop of "
+                f"GETs of a thread on one kept connection, {r['requests']} requests in "
+                f"{s(r['seconds'])} s: {r['rate']:.0f} per second (client CPU "
+                f"{r['client_cpu_per_request'] * 1000:.2f} ms per request; statuses "
+                f"{r['statuses']}).", ""]  # fmt: skip
+    if "far" in data:
+        f = data["far"]
+        out += [f"## A far target: every answer {f['delay'] * 1000:.0f} ms late (bench/latency.py,"
+                " one run each, the same counting middleware on both sides)", ""]  # fmt: skip
+        out += ["| case | options | wall s | requests | requests/s | exit |", "|---" * 6 + "|"]
+        for c in f["cases"]:
+            out.append(f"| {c['case']} | {c['options']} | {s(c['seconds'])} | {c['requests']} | "
+                       f"{s(c['requests_per_second'])} | {c['exit']} |")  # fmt: skip
+        out += ["", f"Ratio {f['ratio']:.2f}; the same verdict for every requirement: "
+                f"{'yes' if f['same_verdicts'] else 'no'}.", ""]  # fmt: skip
+    if "deep" in data:
+        d = data["deep"]
+        out += [f"## A certification: --examples {d['examples']} (bench/shards.py --depths)", ""]
+        out += [f"{s(d['seconds'])} s wall, {d['requests']} requests, peak memory "
+                f"{d['peak_memory_mib']} MiB, exit {d['exit']}.", ""]  # fmt: skip
+    return out
+
+
+def results_page(data: dict[str, Any]) -> str:
+    """docs/benchmark-results.md: the machine, then the figures (never written by hand)."""
+    m = data["machine"]
+    head = ["# Benchmark results", "",
+            f"Written by `python bench/run.py --publish` ({data['mode']} mode) on "
+            f"{m['date']}: {m['nproc']} cores ({m['cpu']}), Python {m['python']}, load average "
+            f"{m['load_at_start']:.1f} at the start and {m['load_at_end']:.1f} at the end. "
+            "How each figure is measured: [benchmark.md](benchmark.md), "
+            "[bench/README.md](../bench/README.md).", ""]  # fmt: skip
+    med = data["layers"]["median"]
+    head += [f"Default run (`pytest`, embedded reference): {s(med['total'])} s wall, median of "
+             f"{data['repeat']}.", ""]  # fmt: skip
+    return "\n".join(head + profile_markdown(data))
 
 
 def detection_markdown(d: dict[str, Any]) -> list[str]:
@@ -527,7 +700,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="detection jobs")
     parser.add_argument("--report-dir", type=Path, default=ROOT / "reports")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["throughput", "detection"])
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["throughput", "detection", "raw", "far", "deep"]
+    )
+    parser.add_argument(
+        "--publish", action="store_true", help=f"also write {PUBLISHED.relative_to(ROOT)}"
+    )
     parser.add_argument("--mutants", nargs="*", help="detection on these mutants only")
     parser.add_argument("--workdir", type=Path, help="keep the runs' logs here (default: temp)")
     args = parser.parse_args(argv)
@@ -537,6 +715,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-") as temp:
         workdir = args.workdir or Path(temp)
         data["layers"] = layers(workdir / "layers", data["repeat"])
+        if "raw" not in args.skip:
+            data["raw"] = raw_rate(workdir / "raw")
+        if "far" not in args.skip:
+            data["far"] = far_target(workdir / "far")
         if "throughput" not in args.skip:
             data["throughput"] = throughput(workdir / "throughput")
         if "detection" not in args.skip:
@@ -545,6 +727,8 @@ def main(argv: list[str] | None = None) -> int:
             data["detection"] = detection(workdir / "detection", args.jobs, names)
         depths = [10, 50] if args.quick else [10, 50, 200]
         data["growth"] = growth(workdir / "growth", depths, data["layers"]["runs"])
+        if "deep" not in args.skip and not args.quick:
+            data["deep"] = deep(workdir / "deep")
     data["machine"]["load_at_end"] = os.getloadavg()[0]
     data["wall"] = time.monotonic() - started
     text = markdown(data)
@@ -554,6 +738,9 @@ def main(argv: list[str] | None = None) -> int:
     (args.report_dir / "bench.json").write_text(document, encoding="utf-8")
     print(text)
     print(f"written: {args.report_dir / 'bench.md'}, {args.report_dir / 'bench.json'}")
+    if args.publish:
+        PUBLISHED.write_text(results_page(data) + "\n", encoding="utf-8")
+        print(f"written: {PUBLISHED}")
     return 0
 
 
