@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference.errors import error_response
 from assistant_conformance.report.document import report_schema
+from assistant_conformance.suite.http.observe import LATE_TIMES
 
 FEW_TESTS = ("tests/scenario/test_assistants.py",)
 MANY_TESTS = (
@@ -53,7 +54,8 @@ HOSTILE_PROPERTY = (
 # Every test of every layer that asks the dripping operation (thread history), spread over two
 # workers: the run's count of deadlines missed is shared by its processes.
 DRIPPING = "POST /api/ai/threads/{thread_id}/history"
-EVERY_DRIP = ("tests", "-k", "history", "--concurrency=2")
+WORKERS = 2
+EVERY_DRIP = ("tests", "-k", "history", f"--concurrency={WORKERS}")
 CAP = 1024 * 1024
 REQUEST_TIMEOUT, PROCESS_TIMEOUT = 2.0, 3.0
 BOUND = 30  # seconds an unusable or hanging target may cost a run, beyond its start-up
@@ -305,7 +307,9 @@ def test_a_stop_in_a_worker_ends_the_spread_run_in_one_line(runs: dict[str, Done
 def test_an_operation_late_twice_is_not_asked_again_in_the_run(runs: dict[str, Done]) -> None:
     """The dripping operation costs the run two deadlines (its findings), not one per test that
     asks it: every later check that needs it is not judged, saying why. Counted in the run's own
-    record (results.json), not by the clock."""
+    record (results.json), not by the clock. Before its first miss an operation is asked freely
+    (no lock per request), so each other process that had it out at that moment may miss once
+    more: at most LATE_TIMES + WORKERS - 1."""
     run = runs["drips-everywhere"]
     assert run.returncode == 1, run.output  # the two deadlines missed are findings
     kept = json.loads((run.report_dir / "results.json").read_text(encoding="utf-8"))["tests"]
@@ -313,6 +317,6 @@ def test_an_operation_late_twice_is_not_asked_again_in_the_run(runs: dict[str, D
             if f["actual"].startswith(f"{DRIPPING}: answer not complete within 2 s")]  # fmt: skip
     said = f"not judged: {DRIPPING} did not answer within 2 s twice"
     not_asked = [t["nodeid"] for t in kept if t["reason"] == said]
-    assert 1 <= len(late) <= 2, late
+    assert 1 <= len(late) <= LATE_TIMES + WORKERS - 1, late
     assert len(not_asked) >= 10, [(t["nodeid"], t["reason"]) for t in kept]
     assert "Traceback" not in run.output and "INTERNALERROR" not in run.output

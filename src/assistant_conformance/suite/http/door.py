@@ -152,9 +152,15 @@ def observe_answer(
 class Late(Protocol):
     """The deadlines operations missed in the run (policy.py's Deadlines)."""
 
-    def ask(self, operation: str, deadline: float) -> bool: ...
+    def ask(self, operation: str, deadline: float, plain: bool = True) -> bool: ...
 
-    def done(self, operation: str, held: bool, fault: AnswerFault | None = None) -> None: ...
+    def done(
+        self,
+        operation: str,
+        held: bool,
+        fault: AnswerFault | None = None,
+        plain: bool = True,
+    ) -> None: ...
 
 
 class CappedStream(httpx.SyncByteStream):
@@ -208,11 +214,12 @@ class BoundedTransport(httpx.BaseTransport):
         if self.late is None:
             return self._bounded(request)
         operation = label_of(request)
-        held = self.late.ask(operation, self.deadline)
+        plain = observe.plain(request.headers)
+        held = self.late.ask(operation, self.deadline, plain)
         try:
             answer = self._bounded(request)
         except AnswerFault as fault:
-            self.late.done(operation, held, fault)
+            self.late.done(operation, held, fault, plain)
             raise
         except BaseException:
             self.late.done(operation, held)

@@ -22,7 +22,7 @@ of them (suite/safety/budget.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from assistant_conformance.report import redact
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http.exchange import Exchange
 
@@ -99,7 +100,10 @@ def refusing() -> bool:
 
 class Overdue(pytest.skip.Exception):  # type: ignore[name-defined]
     """The operation ran past its deadline LATE_TIMES times in this run: it is not asked again,
-    the check that needed it is not judged."""
+    the check that needed it is not judged. `side`: only requests that are not plain are no
+    longer asked (a plain one still may be)."""
+
+    side = False
 
 
 @dataclass
@@ -113,9 +117,12 @@ class Deadlines:
     counts: SharedCounts
     wait: float = 0.05  # seconds between two looks at a place taken
 
-    def ask(self, operation: str, deadline: float) -> bool:
-        """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already; True
-        when this request holds a place (give it back with `done`)."""
+    def ask(self, operation: str, deadline: float, plain: bool = True) -> bool:
+        """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already, or
+        when the request is not `plain` and such a request missed one (so that the requests
+        that break the document, lack the run's credential or probe outside a test cannot spend
+        the deadline a request that follows the document is judged by); True when this request
+        holds a place (give it back with `done`)."""
         if self.counts.get(operation) == 0:
             return False
         out = f"{operation} (asked)"
@@ -123,6 +130,8 @@ class Deadlines:
         def take(counts: dict[str, int]) -> str:
             if counts.get(operation, 0) >= LATE_TIMES:
                 return "late"
+            if not plain and counts.get(_side(operation), 0) > 0:
+                return "side"
             if counts.get(operation, 0) + counts.get(out, 0) >= LATE_TIMES:
                 return "taken"  # another request may yet make it miss again
             counts[out] = counts.get(out, 0) + 1
@@ -131,14 +140,24 @@ class Deadlines:
         given_up = time.monotonic() + 2 * deadline + 1  # the request out has had its deadline
         while (place := self.counts.change(take)) == "taken" and time.monotonic() < given_up:
             time.sleep(self.wait)
-        if place != "held":
-            said = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"
-            raise Overdue(f"not judged: {operation} did not answer within {deadline:g} s {said}")
-        return True
+        if place == "held":
+            return True
+        said = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"
+        if place == "side":
+            said = "once (its last deadline is kept for a request that follows the document)"
+        unasked = Overdue(f"not judged: {operation} did not answer within {deadline:g} s {said}")
+        unasked.side = place == "side"
+        raise unasked
 
-    def done(self, operation: str, held: bool, fault: AnswerFault | None = None) -> None:
+    def done(
+        self,
+        operation: str,
+        held: bool,
+        fault: AnswerFault | None = None,
+        plain: bool = True,
+    ) -> None:
         """The request's answer came whole (`fault` None) or broke a bound: a deadline missed
-        is counted; a place held is given back."""
+        is counted (also apart when the request was not `plain`); a place held is given back."""
         missed = fault is not None and fault.kind in (SLOW, SILENT)
         if not held and not missed:
             return
@@ -149,5 +168,39 @@ class Deadlines:
                 counts[out] = max(0, counts.get(out, 0) - 1)
             if missed:
                 counts[operation] = counts.get(operation, 0) + 1
+                if not plain:
+                    counts[_side(operation)] = counts.get(_side(operation), 0) + 1
 
         self.counts.change(settle)
+
+
+def _side(operation: str) -> str:
+    return f"{operation} (not plain)"
+
+
+_unjudged: ContextVar[bool] = ContextVar("conformance_unjudged", default=False)
+
+
+@contextmanager
+def unjudged() -> Iterator[None]:
+    """The requests of this block are judged by nothing (a probe outside any test)."""
+    token = _unjudged.set(True)
+    try:
+        yield
+    finally:
+        _unjudged.reset(token)
+
+
+def plain(headers: Mapping[str, str | bytes]) -> bool:
+    """Whether the request being sent is one a finding of its operation's status may rest on:
+    the run's credential, input that follows the document, inside a test."""
+    return run_credential(headers) and not refusing() and not _unjudged.get()
+
+
+def run_credential(headers: Mapping[str, str | bytes]) -> bool:
+    """Whether request headers carry a bearer credential the run holds (registered as a secret)."""
+    sent = {k.lower(): v for k, v in headers.items()}
+    value = sent.get("authorization", "")
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    scheme, _, credential = text.partition(" ")
+    return scheme.lower() == "bearer" and redact.is_secret(credential.strip())

@@ -42,7 +42,7 @@ from requests.adapters import HTTPAdapter
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.config.shared import SharedCounts
-from assistant_conformance.suite.http import door, door_requests
+from assistant_conformance.suite.http import door, door_requests, observe
 from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines
 
 HARMLESS = frozenset(
@@ -219,11 +219,12 @@ class PolicyAdapter(HTTPAdapter):
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
         operation = door_requests.requests_label(request)
-        held = self.policy.late.ask(operation, self.policy.deadline)
+        plain = observe.plain(request.headers)
+        held = self.policy.late.ask(operation, self.policy.deadline, plain)
         try:
             answer = self._send(request, kwargs)  # as a stream whatever `stream` says: the door
         except AnswerFault as fault:
-            self.policy.late.done(operation, held, fault)
+            self.policy.late.done(operation, held, fault, plain)
             raise
         except BaseException:
             self.policy.late.done(operation, held)

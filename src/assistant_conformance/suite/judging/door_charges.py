@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from assistant_conformance.contract.openapi import by_label, operation_label
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import PASS
-from assistant_conformance.suite.http import absent
+from assistant_conformance.suite.http import absent, observe
 from assistant_conformance.suite.http.door import BEARER
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import (
@@ -49,9 +49,7 @@ FAULT_EXPECTED = {
 
 def with_run_credential(evidence: Exchange) -> bool:
     """Whether a request carried a bearer credential the run holds (registered as a secret)."""
-    sent = {k.lower(): v for k, v in evidence.request_headers.items()}
-    scheme, _, credential = sent.get("authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and redact.is_secret(credential.strip())
+    return observe.run_credential(evidence.request_headers)
 
 
 def fault_requirement(fault: AnswerFault) -> str:

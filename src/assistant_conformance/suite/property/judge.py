@@ -54,6 +54,7 @@ class Judge:
         evidence: Exchange | None = None,
         key: str = "",
         check: findings.Check | None = None,
+        hold: bool = True,
     ) -> None:
         """Record (or, for a controlled requirement, hold) one judgement; `key` tells distinct
         failures apart (the first few of each requirement are kept); `check` how a replay judges
@@ -74,7 +75,7 @@ class Judge:
         item = Held(
             requirement, ok, expected, actual, evidence, check, span, found.label if found else ""
         )
-        if requirement in CONTROLLED:
+        if requirement in CONTROLLED and hold:
             self.held[operation].append(item)
         else:
             findings.expect(

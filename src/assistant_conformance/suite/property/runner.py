@@ -24,7 +24,7 @@ from schemathesis.openapi.checks import IgnoredAuth
 from assistant_conformance.contract.openapi import by_label, operation_label
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http import exchange
-from assistant_conformance.suite.http.observe import LARGE, SILENT, SLOW, AnswerFault
+from assistant_conformance.suite.http.observe import LARGE, SILENT, SLOW, AnswerFault, Overdue
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target
 from assistant_conformance.suite.judging import charges, door_charges, findings
@@ -153,6 +153,11 @@ class Runner:
         except NotOwned as refused:  # owned data only: never sent
             self.withheld.append(str(refused))
             raise Withheld(str(refused)) from None
+        except Overdue as unasked:
+            if not unasked.side:
+                raise
+            self.withheld.append(unasked.msg)  # the operation's plain requests are still asked
+            raise Withheld(unasked.msg) from None
         except AnswerFault as fault:
             self.sent += 1
             self._fault(case, fault)
@@ -182,11 +187,13 @@ class Runner:
         raise Withheld(fault.what) from None  # no answer to judge: this case is not taken
 
     def _judge_fault(self, operation: str, fault: AnswerFault) -> None:
+        """Recorded, never held for the operation's control: no whole answer is no refusal of
+        the suite's reading of a body (and a target that answers nothing accepts nothing)."""
         requirement = door_charges.fault_requirement(fault)
         expected = door_charges.FAULT_EXPECTED[fault.kind]
         self.judge.judge(
             operation, requirement, False, expected, fault.what, fault.evidence, fault.kind,
-            door_charges.fault_check(fault.kind),
+            door_charges.fault_check(fault.kind), hold=False,
         )  # fmt: skip
 
     def get(self, url: str) -> requests.Response | None:
@@ -282,6 +289,10 @@ class Runner:
         except AnswerFault as fault:  # a probe without a credential got no answer in bounds
             completed.discard("ignored_auth")
             self._judge_fault(operation_id(case), fault)
+        except Overdue as unasked:  # a probe without a credential not sent: nothing proved
+            if not unasked.side:
+                raise
+            completed.discard("ignored_auth")
         return found, completed
 
     def _record(
