@@ -43,3 +43,24 @@ def test_a_valid_create_finds_the_budget_spent_once_made_fill_it() -> None:
     with pytest.raises(BudgetSpent):
         allowance.reserve(KIND)
     allowance.reserve(KIND, refusal=True)  # the spare place stays for a refusal
+
+
+def test_a_probe_waits_for_a_create_out_and_makes_no_second() -> None:
+    """Workers probing at the same moment: one's create is out; another's probe waits for its
+    answer and, one made, sends none of its own."""
+    allowance = Allowance(SharedCounts(None))
+    allowance.reserve(KIND)  # another worker's probe, out
+    assert allowance.already("") == ""
+    answered = threading.Thread(target=lambda: allowance.settle(KIND, made=True))
+    counts = allowance.counts
+    original = counts.get
+
+    def get(name):  # the first look finds it out: let its answer come
+        value = original(name)
+        if not answered.is_alive() and not original(KIND):
+            answered.start()
+            answered.join()
+        return value
+
+    counts.get = get  # type: ignore[method-assign]
+    assert allowance.already(KIND) == f"not sent again: the run made 1 {KIND}"

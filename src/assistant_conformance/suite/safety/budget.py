@@ -108,8 +108,17 @@ class Allowance:
         return self.counts.get(kind)
 
     def already(self, kind: str) -> str:
-        """For a probe that need not make another: what the run made of `kind` ("" if none)."""
-        made = self.count(kind) if kind else 0
+        """For a probe that need not make another: what the run made of `kind` ("" if none). A
+        create of it still out (another worker's probe, at the same moment) is waited for: it
+        may make one, and two probes would spend the places the checks need."""
+        if not kind:
+            return ""
+        given_up = time.monotonic() + PLACE_WAIT
+        while not self.count(kind) and self.counts.get(f"{kind} (asked)"):
+            if time.monotonic() >= given_up:
+                break
+            time.sleep(0.05)
+        made = self.count(kind)
         return f"not sent again: the run made {made} {kind}{'s' * (made > 1)}" if made else ""
 
 
