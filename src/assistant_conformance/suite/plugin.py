@@ -151,13 +151,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if ids:
             item.user_properties.append(("requirements", ",".join(ids)))
         integrations.label(item, catalogue, ids)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What start-up made (modules, the parsed documents, the collection) lives through the run:
-    frozen, it is not walked by every full collection of the garbage collector (about 1 s of CPU
-    in a default run) nor by pytest's own at the end."""
-    gc.freeze()
+    gc.freeze()  # start-up's objects live through the run: out of the collector's full passes
 
 
 # --- findings → test outcome → requirement verdicts -------------------------------------------

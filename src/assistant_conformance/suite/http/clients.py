@@ -72,6 +72,9 @@ def adapter(policy: Policy) -> HTTPAdapter:
 def session(policy: Policy, *, around: Around | None = None) -> requests.Session:
     """A requests session of the target (schemathesis' cases are sent with it)."""
     made = requests.Session()
+    # As the httpx clients (their transport is ours): no proxy or .netrc credential from the
+    # environment, which requests would otherwise look up again for every request.
+    made.trust_env = False
     door = adapter(policy)
     mounted = around.adapter(door) if around is not None else door
     made.mount("http://", mounted)

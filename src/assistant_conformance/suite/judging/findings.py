@@ -111,13 +111,12 @@ def _record(
         raise RuntimeError(f"test checks {req_id} but does not name it in @pytest.mark.req")
     failed = FAIL if requirement.level == "MUST" or record.strict else WARN
     verdict = PASS if ok else failed
-    evidence = None
-    if isinstance(response, httpx.Response):
-        evidence = Exchange.of(response).as_dict()
-    elif isinstance(response, Exchange):
-        evidence = response.as_dict()
     finding = Finding(
-        req_id, verdict, expected, "" if ok else describe(actual), evidence if not ok else None
+        req_id,
+        verdict,
+        expected,
+        "" if ok else describe(actual),
+        None if ok else _evidence(response),
     )
     finding.operation = operation or _label(response)
     record.findings.append(finding)
@@ -125,6 +124,15 @@ def _record(
         start, end = span or (record.window, len(record.exchanges))
         record.traced.append(Traced(finding, start, end, check or {"kind": "test"}))
     return finding
+
+
+def _evidence(response: object) -> dict[str, object] | None:
+    """A failed finding's exchange, redacted (a pass keeps none: most findings pass)."""
+    if isinstance(response, httpx.Response):
+        return Exchange.of(response).as_dict()
+    if isinstance(response, Exchange):
+        return response.as_dict()
+    return None
 
 
 def expect(

@@ -148,6 +148,7 @@ def _probe_session(adapter: HTTPAdapter) -> type[schemathesis_requests.SameHostR
     class DoorSession(PROBE_SESSION):
         def __init__(self) -> None:
             super().__init__()
+            self.trust_env = False  # as the run's own session (http/clients.py)
             self.mount("http://", adapter)
             self.mount("https://", adapter)
 

@@ -58,6 +58,8 @@ from assistant_conformance.suite.safety.removal import (
     NO_ID,
     Leftover,
     Removal,
+    Removals,
+    base_path,
     expiry_of,
     kind_of,
     remove_entries,
@@ -118,13 +120,12 @@ class Ledger:
     directory: Path
     target: str = ""
     run_prefix: str = field(default_factory=lambda: f"conformance-{secrets.token_hex(4)}")
-    entries: list[Removal] = field(default_factory=list)
+    entries: Removals = field(default_factory=Removals)
     pending: dict[int, Unanswered] = field(default_factory=dict)  # creates still unanswered
     owned: set[str] = field(default_factory=set)  # identifiers of what the run created
     undeletable: list[Leftover] = field(default_factory=list)  # made, with no way to remove it
     budget: Allowance = field(default_factory=lambda: Allowance(SharedCounts(None)))
     _seq: int = 0
-    _tracked: set[tuple[str, str, str, str]] = field(default_factory=set)  # the entries' keys
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _file: TextIO | None = field(default=None, repr=False)
 
@@ -180,12 +181,9 @@ class Ledger:
 
     def _add(self, entry: Removal) -> None:
         with self._lock:
-            key = entry.key()
-            if key in self._tracked:  # a set: the property layer tracks hundreds
+            if not self.entries.add(entry):  # tracked already
                 return
-            self._tracked.add(key)
             entry.seq = entry.seq or self._next()
-            self.entries.append(entry)
             self.owned.add(unquote(entry.path.rstrip("/").rsplit("/", 1)[-1]))
             delete = {"method": entry.method, "path": entry.path, "json": entry.json}
             what = {"seq": entry.seq, "principal": entry.principal, "delete": delete}
@@ -283,7 +281,7 @@ class Ledger:
         self._write({"event": "left", "seq": seq, **stays.as_dict()})
 
     def _relative(self, path: str) -> str:
-        base = httpx.URL(self.target).path.rstrip("/") if self.target else ""
+        base = base_path(self.target) if self.target else ""
         return path[len(base) :] if base and path.startswith(base) else path
 
     # --- removing ----------------------------------------------------------------------------
@@ -291,8 +289,7 @@ class Ledger:
     def clean_up(self, clients: Mapping[str, httpx.Client]) -> list[Leftover]:
         """Delete everything tracked, newest first; answer what stays on the target."""
         with self._lock:
-            entries, self.entries = list(self.entries), []
-            self._tracked.clear()
+            entries, self.entries = list(self.entries), Removals()
             unanswered = list(self.pending.values())
             undeletable = list(self.undeletable)
         found, unlooked = look_for(unanswered, clients, self._next, self.removes)
@@ -305,8 +302,7 @@ class Ledger:
         """--no-cleanup: leave everything, say so in the ledger; answer how many resources."""
         with self._lock:
             count = len(self.entries)
-            self.entries = []
-            self._tracked.clear()
+            self.entries = Removals()
         if count:
             self._write({"event": "kept", "count": count})
         return count

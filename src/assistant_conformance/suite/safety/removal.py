@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import httpx
@@ -24,7 +25,8 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 
 __all__ = [
-    "Leftover", "Removal", "cleanup_summary", "expiry_of", "grouped", "kind_of", "remove_entries",
+    "Leftover", "Removal", "Removals", "base_path", "cleanup_summary", "expiry_of", "grouped",
+    "kind_of", "remove_entries",
 ]  # fmt: skip
 
 MAIN, ANONYMOUS = "main", "anonymous"
@@ -129,6 +131,30 @@ class Removal:
 
     def describe(self) -> str:
         return f"{self.method} {self.path}" + (f" {json.dumps(self.json)}" if self.json else "")
+
+
+class Removals(list[Removal]):
+    """The removals a run tracks, in order, each once: its key found in a set (the property
+    layer tracks hundreds; a scan of the list per new one cost seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys: set[tuple[str, str, str, str]] = set()
+
+    def add(self, entry: Removal) -> bool:
+        """Append `entry` unless one with its key is there; answer whether it was added."""
+        key = entry.key()
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        self.append(entry)
+        return True
+
+
+@cache
+def base_path(target: str) -> str:
+    """The path a target's URL puts before each operation's (parsed once: asked per request)."""
+    return httpx.URL(target).path.rstrip("/")
 
 
 def remove_entries(
