@@ -57,7 +57,6 @@ sys.path.insert(0, str(BENCH))  # its sibling scripts
 
 import httpx  # noqa: E402
 import latency  # noqa: E402
-import shards  # noqa: E402
 
 from assistant_conformance.proof import killtable, serve  # noqa: E402
 from assistant_conformance.reference import embedded  # noqa: E402
@@ -68,6 +67,7 @@ ST_CONFIG = BENCH / "schemathesis.toml"
 SPEC = ROOT / "spec" / "openapi.yaml"
 PUBLISHED = ROOT / "docs" / "benchmark-results.md"  # --publish
 SUITE_TIMEOUT = 600.0  # one whole-suite run
+DEEP_TIMEOUT = 3600.0  # one run at --examples 1000
 ST_TIMEOUT = 600.0  # one `st run`
 CASE_TIMEOUT = 300.0  # one kill-table case (a selection of the suite)
 ST_SETTINGS = (
@@ -250,10 +250,16 @@ def far_target(workdir: Path, delay: float = 0.12) -> dict[str, Any]:
     return {"delay": delay, "cases": rows, "ratio": ratio, "same_verdicts": same}
 
 
-def deep(workdir: Path, examples: int = 1000) -> dict[str, Any]:
-    """A whole default run at --examples `examples` (bench/shards.py --depths)."""
-    log(f"default suite at --examples {examples}")
-    return shards.depth_runs([examples], workdir)[0]
+def deep(workdir: Path, examples: int = 1000, *options: str) -> dict[str, Any]:
+    """A whole default run at --examples `examples` (a certification), profiled as the default
+    run is: wall time, requests, peak memory, where the time went."""
+    log(f"default suite at --examples {examples} {' '.join(options)}")
+    run = run_suite(workdir, f"--examples={examples}", *options, timeout=DEEP_TIMEOUT)
+    report = workdir / "reports" / "conformance.json"
+    document = json.loads(report.read_text()) if report.exists() else {}
+    return {**run, "examples": examples, "seconds": run["wall"],
+            "requests": document.get("transport", {}).get("requests"),
+            "peak_memory_mib": document.get("peak_memory_mib")}  # fmt: skip
 
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
@@ -604,20 +610,11 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
     out: list[str] = []
     run = data["layers"]["runs"][0]
     if "profile" in run:
-        prof = run["profile"]
         out += [
             "## Where a default run's time goes (run 1 above; `pytest`, embedded reference)",
             "",
         ]
-        out += ["| phase | wall s | client CPU s |", "|---|---|---|"]
-        for name, spent in prof["phases"].items():
-            out.append(f"| {name} | {s(spent['wall'])} | {s(spent['cpu'])} |")
-        out += ["", f"Wall {s(prof['wall'])} s: client CPU {s(prof['client_cpu'])} s, waiting "
-                f"{s(prof['waiting'])} s (wall minus client CPU); the embedded reference's CPU "
-                f"{s(prof['server_cpu'])} s. {prof['requests']} requests: "
-                f"{prof['requests_per_second']:.0f} per second, client CPU "
-                f"{prof['cpu_per_request'] * 1000:.1f} ms per request (start-up included; "
-                f"{prof['tests_cpu_per_request'] * 1000:.1f} ms in the tests).", ""]  # fmt: skip
+        out += profile_table(run["profile"])
     if "raw" in data:
         r = data["raw"]
         out += [f"The same reference's limit, measured in this run: one client's tight loop of "
@@ -637,9 +634,25 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
                 f"{'yes' if f['same_verdicts'] else 'no'}.", ""]  # fmt: skip
     if "deep" in data:
         d = data["deep"]
-        out += [f"## A certification: --examples {d['examples']} (bench/shards.py --depths)", ""]
+        out += [f"## A certification: --examples {d['examples']}, profiled as above", ""]
         out += [f"{s(d['seconds'])} s wall, {d['requests']} requests, peak memory "
                 f"{d['peak_memory_mib']} MiB, exit {d['exit']}.", ""]  # fmt: skip
+        if "profile" in d:
+            out += profile_table(d["profile"])
+    return out
+
+
+def profile_table(prof: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    out += ["| phase | wall s | client CPU s |", "|---|---|---|"]
+    for name, spent in prof["phases"].items():
+        out.append(f"| {name} | {s(spent['wall'])} | {s(spent['cpu'])} |")
+    out += ["", f"Wall {s(prof['wall'])} s: client CPU {s(prof['client_cpu'])} s, waiting "
+            f"{s(prof['waiting'])} s (wall minus client CPU); the embedded reference's CPU "
+            f"{s(prof['server_cpu'])} s. {prof['requests']} requests: "
+            f"{prof['requests_per_second']:.0f} per second, client CPU "
+            f"{prof['cpu_per_request'] * 1000:.1f} ms per request (start-up included; "
+            f"{prof['tests_cpu_per_request'] * 1000:.1f} ms in the tests).", ""]  # fmt: skip
     return out
 
 
