@@ -1,7 +1,7 @@
 """What a deployed target needs, each shown against the reference (suite/http/policy.py):
 --header on every request of every layer and masked everywhere, --rate-limit held, a target that
 throttles (429 + Retry-After) waited out and reported, --ca-bundle and --insecure for TLS, and
---lf rerunning only what failed.
+--lf rerunning only what failed; the workers a target off this machine gets from its round trip.
 
 Every case is a suite run in a subprocess against a loopback server; the runs go concurrently
 (one module fixture).
@@ -9,6 +9,8 @@ Every case is a suite run in a subprocess against a loopback server; the runs go
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -277,3 +279,42 @@ def test_a_longer_round_trip_asks_more_workers_within_bounds() -> None:
 )
 def test_concurrency_is_a_count_or_auto(raw: str | None, parsed: int | None) -> None:
     assert parse_concurrency(raw) == parsed
+
+
+class Late:
+    """Around an app: every answer starts `delay` seconds late (a target farther away)."""
+
+    def __init__(self, app: ASGIApp, delay: float) -> None:
+        self.app, self.delay = app, delay
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(self.delay)
+        await self.app(scope, receive, send)
+
+
+def test_the_workers_follow_the_round_trip_the_pre_flight_measures(tmp_path: Path) -> None:
+    """--concurrency auto (the default off this machine): the pre-flight's read timed, the
+    workers chosen from it and said in the header (shown: -v against run_suite's -q); every
+    answer 20 ms late takes more than 20."""
+    with serve(Late(reference_app(tmp_path), 0.02)) as url:
+        done = run_suite(
+            tmp_path / "reports", f"--base-url={url}", f"--token={TOKEN}",
+            f"--alt-token={ALT_TOKEN}", "--concurrency=auto", "-v", *LAYERS,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    said = re.search(r"workers: (\d+), for a round trip of (\d+) ms", done.stdout)
+    assert said is not None, done.stdout[:2000]
+    assert int(said.group(2)) >= 20
+    assert REMOTE_CONCURRENCY <= done.document()["workers"] == int(said.group(1)) <= REMOTE_MOST
+
+
+def test_a_target_the_measuring_pre_flight_cannot_use_is_one_line_and_exit_3(
+    tmp_path: Path,
+) -> None:
+    done = run_suite(
+        tmp_path, "--base-url=http://127.0.0.1:9", f"--token={TOKEN}", "--concurrency=auto"
+    )
+    assert done.returncode == 3
+    assert "harness error: cannot reach target http://127.0.0.1:9" in done.stdout + done.stderr
+    assert "gw0" not in done.stdout + done.stderr  # no worker was started

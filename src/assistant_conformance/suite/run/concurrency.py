@@ -12,11 +12,13 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+from collections.abc import Generator
 from urllib.parse import urlsplit
 
 import pytest
 
 from assistant_conformance.report import redact
+from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.options import REMOTE_CONCURRENCY, REMOTE_MOST
 from assistant_conformance.suite.config.settings import (
     OptionError,
@@ -26,13 +28,16 @@ from assistant_conformance.suite.config.settings import (
 )
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
+from assistant_conformance.suite.run.state import run_state
 
 # Client CPU seconds per request of a run in one process (sending, reading, judging, generating):
 # bench/run.py measures it ("client CPU per request"), about 3 ms on a 2-core machine.
 CLIENT_CPU_PER_REQUEST = 0.003
 AUTO = "auto"
-# The round trip (seconds) the pre-flight measured to choose the workers: said in the header.
+# The round trip (seconds) the pre-flight measured to choose the workers: said in the header;
+# or why the pre-flight found the target unusable: the run ends so as it starts.
 ROUND_TRIP_KEY = pytest.StashKey[float]()
+UNUSABLE_KEY = pytest.StashKey[str]()
 
 # The longest single tests: a whole state machine each (seconds of serial requests). Spread apart
 # in the collection, they start early on different workers instead of queueing on one.
@@ -97,7 +102,7 @@ def workers(config: pytest.Config) -> int:
 
 def measured_workers(config: pytest.Config) -> int:
     """The workers for the round trip the pre-flight measures. A target the pre-flight cannot
-    use gets REMOTE_CONCURRENCY: the session's own pre-flight then ends the run in one line."""
+    use gets none: the session ends the run in the pre-flight's one line as it starts."""
     settings = SuiteSettings.from_config(config)
     with redact.scope() as secrets:  # the tokens, and headers a policy registers: masked
         secrets.register(settings.token)
@@ -106,8 +111,9 @@ def measured_workers(config: pytest.Config) -> int:
         try:
             preflight(target, policy)
             seconds = round_trip(target, policy)
-        except HarnessError:
-            return REMOTE_CONCURRENCY
+        except HarnessError as exc:  # said once the session starts: not asked (and waited) again
+            config.stash[UNUSABLE_KEY] = redact.text(str(exc))
+            return 1
     config.stash[ROUND_TRIP_KEY] = seconds
     return from_round_trip(seconds, os.cpu_count() or 1)
 
@@ -118,6 +124,14 @@ def from_round_trip(seconds: float, cores: int) -> int:
     target also waits on its own work: streams, processing) and REMOTE_MOST."""
     wanted = math.ceil(cores * (1 + seconds / CLIENT_CPU_PER_REQUEST))
     return max(REMOTE_CONCURRENCY, min(REMOTE_MOST, wanted))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # before the plugin's own pre-flight
+def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
+    if (reason := session.config.stash.get(UNUSABLE_KEY, None)) is not None:
+        run_state(session.config).stopped = reason
+        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+    return (yield)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
