@@ -318,3 +318,17 @@ def test_a_target_the_measuring_pre_flight_cannot_use_is_one_line_and_exit_3(
     assert done.returncode == 3
     assert "harness error: cannot reach target http://127.0.0.1:9" in done.stdout + done.stderr
     assert "gw0" not in done.stdout + done.stderr  # no worker was started
+
+
+def test_the_run_spreads_whichever_plugin_loads_first(tmp_path: Path) -> None:
+    """With the package on PYTHONPATH too (a src layout in CI), the suite's plugin loads before
+    pytest-xdist: --concurrency still spreads the run (it did not: xdist read -n first)."""
+    with serve(reference_app(tmp_path)) as url:
+        done = run_suite(
+            tmp_path / "reports", f"--base-url={url}", f"--token={TOKEN}",
+            f"--alt-token={ALT_TOKEN}", "--concurrency=2", *LAYERS,
+            env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert done.document()["workers"] == 2
+    assert "bringing up nodes" in done.stdout  # the workers started (not one process)

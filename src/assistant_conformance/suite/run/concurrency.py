@@ -44,8 +44,16 @@ UNUSABLE_KEY = pytest.StashKey[str]()
 LONGEST = ("tests/property/test_stateful.py::",)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own reads -n
-def pytest_cmdline_main(config: pytest.Config) -> None:
+# A wrapper: before pytest-xdist's own reads -n, whichever plugin loaded first (its hook is
+# tryfirst too, and of two such the later loaded runs first: with the package also on PYTHONPATH
+# xdist's came first and the run was not spread).
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, int | None, int | None]:
+    ask_workers(config)
+    return (yield)
+
+
+def ask_workers(config: pytest.Config) -> None:
     """Ask xdist for the workers unless -n was given, xdist is off, or the run cannot be spread
     (a worker, --collect-only, --pdb, --sweep)."""
     if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
