@@ -12,8 +12,6 @@ from pathlib import Path
 import uvicorn
 from starlette.types import ASGIApp
 
-from assistant_conformance.report import pipe
-
 from .app import create_app
 from .context import Settings
 from .limits import json_error_protocol
@@ -87,4 +85,4 @@ def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = 
 
 
 if __name__ == "__main__":
-    pipe.exit_quietly(main)
+    main()

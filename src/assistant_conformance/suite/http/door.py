@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 
@@ -149,20 +149,6 @@ def observe_answer(
         running.seen(observe.Observation(kind, what, exchange(), label, entry))
 
 
-class Late(Protocol):
-    """The deadlines operations missed in the run (policy.py's Deadlines)."""
-
-    def ask(self, operation: str, deadline: float, plain: bool = True) -> bool: ...
-
-    def done(
-        self,
-        operation: str,
-        held: bool,
-        fault: AnswerFault | None = None,
-        plain: bool = True,
-    ) -> None: ...
-
-
 class CappedStream(httpx.SyncByteStream):
     """An event stream's body, passed to its reader as it arrives but only up to `cap` bytes:
     past it, a LARGE fault, so memory stays bounded."""
@@ -204,7 +190,7 @@ class BoundedTransport(httpx.BaseTransport):
         inner: httpx.BaseTransport,
         deadline: float,
         cap: int,
-        late: Late | None = None,
+        late: observe.Deadlines | None = None,
     ) -> None:
         """`late`: the deadlines operations missed in the run (the policy's), asked before each
         request and told how its answer came."""
@@ -214,7 +200,7 @@ class BoundedTransport(httpx.BaseTransport):
         if self.late is None:
             return self._bounded(request)
         operation = label_of(request)
-        plain = observe.plain(request.headers)
+        plain = observe.plain_request(request.headers)
         held = self.late.ask(operation, self.deadline, plain)
         try:
             answer = self._bounded(request)

@@ -191,7 +191,7 @@ def unjudged() -> Iterator[None]:
         _unjudged.reset(token)
 
 
-def plain(headers: Mapping[str, str | bytes]) -> bool:
+def plain_request(headers: Mapping[str, str | bytes]) -> bool:
     """Whether the request being sent is one a finding of its operation's status may rest on:
     the run's credential, input that follows the document, inside a test."""
     return run_credential(headers) and not refusing() and not _unjudged.get()

@@ -219,7 +219,7 @@ class PolicyAdapter(HTTPAdapter):
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
         operation = door_requests.requests_label(request)
-        plain = observe.plain(request.headers)
+        plain = observe.plain_request(request.headers)
         held = self.policy.late.ask(operation, self.policy.deadline, plain)
         try:
             answer = self._send(request, kwargs)  # as a stream whatever `stream` says: the door

@@ -150,14 +150,11 @@ class Runner:
         try:
             with claims.sending(case):
                 response = case.call(**self.call_kwargs(), **claims.upload_named(case, unique))
-        except NotOwned as refused:  # owned data only: never sent
+        except (NotOwned, Overdue) as refused:  # not sent: not the run's data, or a side request
+            if isinstance(refused, Overdue) and not refused.side:  # (its plain ones still go)
+                raise
             self.withheld.append(str(refused))
             raise Withheld(str(refused)) from None
-        except Overdue as unasked:
-            if not unasked.side:
-                raise
-            self.withheld.append(unasked.msg)  # the operation's plain requests are still asked
-            raise Withheld(unasked.msg) from None
         except AnswerFault as fault:
             self.sent += 1
             self._fault(case, fault)
