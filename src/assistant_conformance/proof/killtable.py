@@ -50,6 +50,8 @@ WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
 # generated cases per operation cover the surface they change, at a third of the default's cost.
 VARIANT_DEPTH = ("--examples=3",)
 RUN_TIMEOUT = 900.0  # seconds for one case (server start, suite run, report)
+# A case is a few tests, its jobs run side by side already: workers would only cost start-ups.
+ONE_PROCESS = {"ASSISTANT_API_CONCURRENCY": "1"}
 
 
 def first_paragraph(cls: type) -> str:
@@ -114,7 +116,7 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
         f"--report-dir={report_dir}",
     ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
     try:
-        status = run_pytest(args, log_path, timeout)
+        status = run_pytest(args, log_path, timeout, ONE_PROCESS)
     finally:
         server.stop()
     problem = "" if status is not None else f"the suite run did not end within {timeout:g} s"

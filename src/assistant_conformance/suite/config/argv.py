@@ -5,7 +5,9 @@ value as a test path when the path exists: the run would be rooted there, withou
 project's settings or test paths. The plugin notices it as soon as it is loaded, and runs the
 same command again with the values attached (`--report-dir=/tmp/x`), which pytest reads right;
 where it cannot (pytest called from another program), it stops with one line saying how to
-write the option. `assistant-conformance run` always writes them attached.
+write the option. A path that does not exist yet is read right, but pytest-xdist's workers are
+given the command as it was written, after the run made its report folder: the command runs
+again attached then too. `assistant-conformance run` always writes them attached.
 """
 
 from __future__ import annotations
@@ -36,18 +38,20 @@ def attached(argv: list[str]) -> list[str]:
     return out
 
 
+def separate(argv: list[str]) -> list[str]:
+    """The path options of `argv` written with a separate value."""
+    return [f"{flag} {value}" for flag, value in itertools.pairwise(argv) if flag in PATH_OPTIONS]
+
+
 def mistaken(argv: list[str]) -> list[str]:
     """The path options of `argv` whose separate value pytest takes for a test path."""
-    return [
-        f"{flag} {value}"
-        for flag, value in itertools.pairwise(argv)
-        if flag in PATH_OPTIONS and Path(value).exists()
-    ]
+    return [said for said in separate(argv) if Path(said.split(" ", 1)[1]).exists()]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
-    if hasattr(early_config, "workerinput") or not (found := mistaken(args)):
+    worker = "PYTEST_XDIST_WORKER" in os.environ and not sys.argv[1:]  # (its argv is ["-c"])
+    if worker or not separate(args):  # a worker's command was judged by its controller
         return
     command = sys.argv[1:]
     if command and args[-len(command) :] == command:  # the pytest command: again, as pytest reads
@@ -56,6 +60,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
         sys.stdout.flush()
         sys.stderr.flush()
         os.execv(sys.executable, [sys.executable, "-m", "pytest", *attached(command)])
+    if not (found := mistaken(args)):
+        return
     raise pytest.UsageError(
         f"{found[0]}: pytest takes an existing path given this way for a test path; write "
         f"{found[0].replace(' ', '=', 1)}"
