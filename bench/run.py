@@ -145,8 +145,8 @@ def run_suite(workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT) -> dict
     result: dict[str, Any] = {"args": list(args), "exit": status, "wall": wall, "cpu": cpu}
     if status is None:
         result["problem"] = f"timed out after {timeout:g} s"
-    if timing.exists():
-        stamps = json.loads(timing.read_text())
+    stamps = json.loads(timing.read_text()) if timing.exists() else {}
+    if "property" in stamps:  # one process: the stamps of its tests (xdist's workers stamp none)
         first = stamps.get("first_test", launched)
         setup = stamps.get("first_setup", 0.0)
         first_layer = "property" if stamps.get("property_items") else "scenario"
@@ -274,7 +274,9 @@ def layers(workdir: Path, repeat: int) -> dict[str, Any]:
         runs.append(run_suite(workdir / f"default-{i}"))
     summary = {k: median_of(runs, k) for k in ("startup", "property", "scenario", "reports")}
     summary["total"] = statistics.median(r["wall"] for r in runs)
-    return {"runs": runs, "median": summary}
+    log("default suite in one process, profiled")  # the default spreads over the cores
+    profiled = run_suite(workdir / "one-process", "--concurrency=1")
+    return {"runs": runs, "median": summary, "profiled": profiled}
 
 
 def growth(workdir: Path, depths: list[int], default_runs: list[dict[str, Any]]) -> list[dict]:
@@ -608,10 +610,11 @@ def markdown(data: dict[str, Any]) -> str:
 def profile_markdown(data: dict[str, Any]) -> list[str]:
     """Where a default run's time goes, the reference's raw rate beside it, a far target, depth."""
     out: list[str] = []
-    run = data["layers"]["runs"][0]
+    run = data["layers"].get("profiled") or data["layers"]["runs"][0]
     if "profile" in run:
         out += [
-            "## Where a default run's time goes (run 1 above; `pytest`, embedded reference)",
+            "## Where a default run's time goes (`pytest --concurrency=1`, embedded reference:"
+            f" the default's work in one process, {s(run['wall'])} s wall)",
             "",
         ]
         out += profile_table(run["profile"])
@@ -634,7 +637,7 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
                 f"{'yes' if f['same_verdicts'] else 'no'}.", ""]  # fmt: skip
     if "deep" in data:
         d = data["deep"]
-        out += [f"## A certification: --examples {d['examples']}, profiled as above", ""]
+        out += [f"## A certification: --examples {d['examples']}, the default's workers", ""]
         out += [f"{s(d['seconds'])} s wall, {d['requests']} requests, peak memory "
                 f"{d['peak_memory_mib']} MiB, exit {d['exit']}.", ""]  # fmt: skip
         if "profile" in d:
