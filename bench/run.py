@@ -245,9 +245,13 @@ def far_target(workdir: Path, delay: float = 0.12) -> dict[str, Any]:
         log(f"far target: {name}")
         app = latency.Counted(latency.reference(workdir, name, keys), late)
         rows.append(latency.run_case(name, app, keys, workdir, option))
-    same = rows[0].pop("verdicts") == rows[1].pop("verdicts")
+    near, late = rows[0].pop("verdicts"), rows[1].pop("verdicts")
+    differ = {
+        k: f"{near.get(k)} -> {late.get(k)}" for k in near | late if near.get(k) != late.get(k)
+    }
     ratio = rows[1]["seconds"] / rows[0]["seconds"]
-    return {"delay": delay, "cases": rows, "ratio": ratio, "same_verdicts": same}
+    return {"delay": delay, "cases": rows, "ratio": ratio, "same_verdicts": not differ,
+            "differ": differ}  # fmt: skip
 
 
 def deep(workdir: Path, examples: int = 1000, *options: str) -> dict[str, Any]:
@@ -633,8 +637,9 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
         for c in f["cases"]:
             out.append(f"| {c['case']} | {c['options']} | {s(c['seconds'])} | {c['requests']} | "
                        f"{s(c['requests_per_second'])} | {c['exit']} |")  # fmt: skip
+        differ = "; ".join(f"{k} {v}" for k, v in sorted(f.get("differ", {}).items()))
         out += ["", f"Ratio {f['ratio']:.2f}; the same verdict for every requirement: "
-                f"{'yes' if f['same_verdicts'] else 'no'}.", ""]  # fmt: skip
+                f"{'yes' if f['same_verdicts'] else 'no (' + differ + ')'}.", ""]  # fmt: skip
     if "deep" in data:
         d = data["deep"]
         out += [f"## A certification: --examples {d['examples']}, the default's workers", ""]
