@@ -1,9 +1,8 @@
-"""Concurrency: the run spreads over pytest-xdist workers, --concurrency N of them. By default one
-per core on loopback, at most LOCAL_MOST (the embedded reference, a local server: little waiting
-to overlap, and the same cores serve both); against a target off this machine (or with
---concurrency auto) as many as keep this machine's cores busy while each worker waits on its
-answers: the pre-flight's read is timed (`target.round_trip`) and the count follows from it
-(`from_round_trip`), between
+"""Concurrency: the run spreads over pytest-xdist workers, --concurrency N of them. By default 1
+on loopback (the embedded reference, a local server: little waiting to overlap, and the same cores
+serve both); against a target off this machine (or with --concurrency auto) as many as keep this
+machine's cores busy while each worker waits on its answers: the pre-flight's read is timed
+(`target.round_trip`) and the count follows from it (`from_round_trip`), between
 REMOTE_CONCURRENCY and REMOTE_MOST. Each test's generated cases come from --seed and the test's
 name, so the verdicts do not depend on which worker ran it; reports, the ledger and measurements
 merge on the controller (suite/run/state.py)."""
@@ -20,7 +19,7 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit
-from assistant_conformance.suite.config.options import LOCAL_MOST, REMOTE_CONCURRENCY, REMOTE_MOST
+from assistant_conformance.suite.config.options import REMOTE_CONCURRENCY, REMOTE_MOST
 from assistant_conformance.suite.config.settings import (
     OptionError,
     SuiteSettings,
@@ -96,14 +95,13 @@ def spread_longest(items: list[pytest.Item]) -> list[pytest.Item]:
 
 def workers(config: pytest.Config) -> int:
     """--concurrency N; else (or with --concurrency auto) from the round trip off this machine,
-    and one per core on loopback (at most LOCAL_MOST)."""
+    and 1 on loopback."""
     given = option_value(config, "concurrency")
     base_url = option_value(config, "base_url")
-    local = min(LOCAL_MOST, os.cpu_count() or 1)
     if given is None and not (base_url and not is_loopback(base_url)):
-        return local
+        return 1
     if given is None or str(given).strip().lower() == AUTO:
-        return measured_workers(config) if base_url else local  # the embedded reference is local
+        return measured_workers(config) if base_url else 1  # the embedded reference is local
     try:
         return max(1, int(given))
     except ValueError:
