@@ -38,7 +38,7 @@ def label_of(request: httpx.Request) -> str:
     return operation_label(request.method, request.url.path)
 
 
-def _content(request: httpx.Request) -> bytes | None:
+def request_content(request: httpx.Request) -> bytes | None:
     """The request's body, read now if it was a stream (a multipart upload), for the trail."""
     try:
         return request.content
@@ -216,7 +216,7 @@ class BoundedTransport(httpx.BaseTransport):
     def _bounded(self, request: httpx.Request) -> httpx.Response:
         label, limit = label_of(request), self.deadline
         entry = running.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
-                                        trail.cap(_content(request))))  # fmt: skip
+                                        trail.cap(request_content(request))))  # fmt: skip
         try:
             response = self.inner.handle_request(request)
         except httpx.TimeoutException:

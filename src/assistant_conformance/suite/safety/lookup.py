@@ -19,6 +19,7 @@ from urllib.parse import quote
 import httpx
 
 from assistant_conformance.contract.openapi import MARKER_KEY
+from assistant_conformance.suite.http import door
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.safety.removal import (
     ANONYMOUS,
@@ -59,14 +60,8 @@ class Unanswered:
 
 
 def sent_bytes(request: httpx.Request) -> bytes:
-    """The bytes a request sends (a multipart upload read now: the door reads the same)."""
-    try:
-        return request.content
-    except httpx.RequestNotRead:
-        try:
-            return request.read()
-        except (httpx.StreamConsumed, RuntimeError):
-            return b""
+    """The bytes a request sends (a multipart upload read now, as the door reads it)."""
+    return door.request_content(request) or b""
 
 
 def sent_json(content: bytes) -> Any:
