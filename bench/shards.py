@@ -85,7 +85,8 @@ def record(workdir: Path) -> Path:
     for examples in RECORDED_DEPTHS:
         folder = workdir / f"record-{examples}"
         folder.mkdir(parents=True, exist_ok=True)
-        run_pytest([f"--examples={examples}", f"--report-dir={folder}"], folder / "suite.log",
+        run_pytest([f"--examples={examples}", f"--report-dir={folder}", "--concurrency=1"],
+                   folder / "suite.log",
                    RUN_TIMEOUT)  # fmt: skip
         tests = json.loads((folder / "results.json").read_text())["tests"]
         depths[str(examples)] = {

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from safety_support import ALT_TOKEN, TOKEN, serve
 from assistant_conformance.audit.proxy import HAR_FILE, Proxy
 from assistant_conformance.cli import audit
 from assistant_conformance.proof.serve import start_server
+from assistant_conformance.proof.suiterun import child_environment
 
 pytestmark = pytest.mark.xdist_group("audit")
 ALONE = "not judged from exchanges alone: "
@@ -128,7 +128,7 @@ RUNS = {
 def test_a_runs_own_exchanges_are_audited_to_the_runs_verdicts(mutant: str, tmp_path: Path):
     server = start_server([TOKEN, ALT_TOKEN], tmp_path / "m.db", extra_args=["--mutant", mutant])
     report = tmp_path / "run"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    clean = child_environment()
     env = {**clean, "ASSISTANT_API_TOKEN": TOKEN, "ASSISTANT_API_ALT_TOKEN": ALT_TOKEN}
     try:
         command = [sys.executable, "-m", "assistant_conformance", "run",

@@ -244,24 +244,34 @@ def test_only_a_target_off_this_machine_is_spread_by_default(url: str, loopback:
     assert concurrency.is_loopback(url) is loopback
 
 
-def test_the_longest_tests_start_apart_when_spread() -> None:
-    """xdist hands out contiguous shares of the collection: the state machines, placed evenly
-    through it, land in different shares instead of queueing on one worker."""
+def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
+    """xdist's worksteal hands out contiguous, equal-count shares: the chat-kit tests first, on
+    one worker (the sessions they make stay in its memory); each share then starts with its part
+    of the property layer (the state machines on different workers), then a run of the other
+    tests in collection order (a module stays together)."""
 
     class Item:
-        def __init__(self, nodeid: str) -> None:
-            self.nodeid = nodeid
+        def __init__(self, nodeid: str, *requirements: str) -> None:
+            self.nodeid, self.path = nodeid, Path(nodeid.split("::")[0])
+            self.marks = [pytest.mark.req(*requirements).mark] if requirements else []
 
-    items = [Item(f"tests/scenario/test_a.py::t{i}") for i in range(96)]
-    items[60:60] = [
-        Item(f"tests/property/test_stateful.py::test_state_machine[{n}]") for n in "abcd"
-    ]
-    ordered = concurrency.spread_longest(items)  # type: ignore[arg-type]
+        def iter_markers(self, name: str) -> list[pytest.Mark]:
+            return self.marks
+
+    parts = ["knowledge bases and documents 1", "threads and runs 1", "threads and runs 2"]
+    machines = [f"tests/property/test_stateful.py::test_state_machine[{p}]" for p in parts]
+    scenario = [f"tests/scenario/test_a.py::t{i}" for i in range(36)]
+    chatkit = Item("tests/scenario/test_files.py::test_chatkit", "CHATKIT-SECRET")
+    items = [*map(Item, [*scenario[:20], *machines]), chatkit, *map(Item, scenario[20:])]
+    ordered = concurrency.dealt(items, 4, 10)  # type: ignore[arg-type]
     assert sorted(i.nodeid for i in ordered) == sorted(i.nodeid for i in items)
-    places = [n for n, i in enumerate(ordered) if "stateful" in i.nodeid]
-    assert places == [0, 25, 50, 75]
-    shares = {place * 8 // len(ordered) for place in places}  # the worker each lands on, of 8
-    assert len(shares) == 4
+    assert ordered[0] is chatkit
+    shares = [ordered[0:10], ordered[10:20], ordered[20:30], ordered[30:40]]  # as xdist deals
+    for machine in machines:  # each at the head of a share of its own, after the chat-kit test
+        assert sum(machine in (s[0].nodeid, s[1].nodeid) for s in shares) == 1
+    assert len({n for n, s in enumerate(shares) for i in s if "stateful" in i.nodeid}) == 3
+    rest = [i.nodeid for i in ordered if "test_a.py" in i.nodeid]
+    assert rest == scenario  # in collection order
 
 
 def test_a_longer_round_trip_asks_more_workers_within_bounds() -> None:

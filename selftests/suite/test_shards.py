@@ -8,7 +8,6 @@ durations (the measured balance is bench/shards.py's).
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from assistant_conformance.proof import mutants, serve
+from assistant_conformance.proof.suiterun import child_environment
 from assistant_conformance.suite.config import shards
 
 pytestmark = pytest.mark.xdist_group("shards")
@@ -38,7 +38,7 @@ def tokens() -> list[str]:
 
 
 def suite(*args: str, tokens: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    clean = child_environment()
     env = {**clean, "ASSISTANT_API_TOKEN": tokens[0], "ASSISTANT_API_ALT_TOKEN": tokens[1]}
     return subprocess.run([sys.executable, "-m", "assistant_conformance", *args], env=env,
                           cwd=cwd, capture_output=True, text=True, timeout=900)  # fmt: skip

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
 import socket
 import sqlite3
@@ -26,6 +25,7 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants.hostile import endless_events
+from assistant_conformance.proof.suiterun import child_environment
 from assistant_conformance.reference.app import create_app
 from assistant_conformance.reference.context import Settings
 
@@ -64,7 +64,7 @@ def run_suite(
     cache = f"cache_dir={report_dir}/.cache"  # not the checkout's: runs go several at a time
     command = [sys.executable, "-m", "pytest", "-q", f"--report-dir={report_dir}", "-o", cache]
     command += args
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    clean = child_environment()
     started = time.monotonic()
     done = subprocess.run(
         command,

@@ -9,11 +9,12 @@ a test can look for them in every file the run writes.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from assistant_conformance.proof.suiterun import child_environment
 
 TOKEN = "tok-Distinctive-Main-7f3a9c1e"
 ALT_TOKEN = "tok-Distinctive-Alt-52b8d0aa"
@@ -74,7 +75,7 @@ def run_tiny_suite(
         f"--junitxml={report_dir / 'junit.xml'}",  # not the suite's checks: no default places
         f"--alluredir={report_dir / 'allure-results'}", *args,
     ]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    env = child_environment()
     done = subprocess.run(
         command, cwd=workdir, capture_output=True, text=True, timeout=300, env=env
     )

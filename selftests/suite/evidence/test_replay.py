@@ -15,7 +15,6 @@ run writing into a pipe its reader closed ends without a traceback.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import shlex
@@ -31,6 +30,7 @@ import pytest
 
 from assistant_conformance.contract import openapi
 from assistant_conformance.proof import mutants, serve
+from assistant_conformance.proof.suiterun import child_environment
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
 from assistant_conformance.suite.evidence.har import Recorded
@@ -92,7 +92,7 @@ def command(*args: str) -> list[str]:
 
 
 def environment(tokens: list[str]) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+    clean = child_environment()
     return {**clean, "ASSISTANT_API_TOKEN": tokens[0], "ASSISTANT_API_ALT_TOKEN": tokens[1]}
 
 

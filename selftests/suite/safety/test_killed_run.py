@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import signal
 import sqlite3
@@ -30,9 +29,11 @@ from conftest import TOKEN_A, TOKEN_B
 from safety_support import ALT_TOKEN, ROOT, TOKEN, reference_app, run_suite, serve, table_counts
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from assistant_conformance.proof.suiterun import child_environment
+
 CHATKIT = "chatkit_secret"  # the reference's kind for a chat-kit session
 KEPT_BY_THE_REFERENCE = {"assistant", CHATKIT, "logs"}  # its own data; what has no delete
-CLEAN = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_API_")}
+CLEAN = child_environment()
 COULD_NOT_LOOK = re.compile(r"could not look for: (\w[\w -]*?) (?:POST|PUT) \S+ \((.*)\):")
 
 

@@ -4,9 +4,15 @@ It keeps one typed state per run on the config stash (suite/run/state.py);
 its fixtures (the target, clients of each principal, the run's ledger) are in suite/fixtures.py.
 """
 
+# ruff: noqa: E402 (the collector goes off before the imports: they are most of start-up)
 from __future__ import annotations
 
 import gc
+
+# The collector's passes over what start-up makes (imports, the collection) find nothing to free:
+# off until this process's start-up ends (`started_up`), a sixth of a worker's start-up CPU.
+gc.disable()
+
 import secrets
 import time
 from collections.abc import Generator
@@ -151,7 +157,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if ids:
             item.user_properties.append(("requirements", ",".join(ids)))
         integrations.label(item, catalogue, ids)
-    gc.freeze()  # start-up's objects live through the run: out of the collector's full passes
+    started_up()
+
+
+def started_up() -> None:
+    """Start-up's objects live through the run: out of the collector's full passes, which resume."""
+    gc.freeze()
+    gc.enable()
 
 
 # --- findings → test outcome → requirement verdicts -------------------------------------------
@@ -241,7 +253,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         har.clear(settings.report_dir)  # a replay must not meet an earlier run's findings
         (settings.report_dir / results.RESULTS).unlink(missing_ok=True)  # nor a merge
     spread = getattr(session.config.option, "numprocesses", None) and not state.worker
-    if spread and settings.base_url and settings.token and not settings.sweep:
+    if spread:
+        started_up()  # the controller of workers collects nothing
+    from assistant_conformance.suite.run.concurrency import ROUND_TRIP_KEY  # a plugin: later
+
+    asked = ROUND_TRIP_KEY in session.config.stash  # the workers' count asked it already
+    if spread and settings.base_url and settings.token and not settings.sweep and not asked:
         # Each worker would meet a target it cannot use on its own: ask once, end in one line.
         try:
             preflight(remote(settings), state.policy)

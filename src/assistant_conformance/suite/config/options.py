@@ -9,9 +9,13 @@ from typing import Any
 # The fewest workers against a remote target: its answers are mostly waiting (bench/latency.py);
 # more where its round trip is longer (suite/run/concurrency.py).
 REMOTE_CONCURRENCY = 8
-# The most: each worker is a process of its own (about 130 MiB and a second or two of CPU to
-# start), and past this the cores, not the waiting, bound a run.
-REMOTE_MOST = 16
+# The most: each worker is a process of its own (about 90 MiB, and most of a second of CPU to
+# start, all started before any test). At 120 ms a request on 2 cores, 16 / 24 / 32 workers took
+# 44.8 / 41.0 / 41.9 s (bench/latency.py): past 24 the start-up costs more than the overlap gives.
+REMOTE_MOST = 24
+# On loopback (the embedded reference, a local server) the target shares this machine's cores:
+# one worker per core, at most this many; past it, each worker's start-up costs more than it gives.
+LOCAL_MOST = 2
 # Without --assistant, runs go to an assistant whose name or graph has one of these words.
 TESTING_WORDS = ("echo", "conformance", "test")
 
@@ -139,9 +143,9 @@ OPTIONS = (
     Option(
         "--concurrency",
         "ASSISTANT_API_CONCURRENCY",
-        "pytest-xdist workers the run spreads over (1: one after another); default: 1 on "
-        "loopback, and against a --base-url off this machine (or with 'auto') as many as its "
-        f"round trip asks ({REMOTE_CONCURRENCY} to {REMOTE_MOST})",
+        "pytest-xdist workers the run spreads over (1: one after another); default: one per "
+        f"core on loopback (at most {LOCAL_MOST}), and against a --base-url off this machine "
+        f"(or with 'auto') as many as its round trip asks ({REMOTE_CONCURRENCY} to {REMOTE_MOST})",
     ),
     Option(
         "--report-dir",

@@ -1,11 +1,11 @@
-"""Concurrency: the run spreads over pytest-xdist workers, --concurrency N of them. By default 1
-on loopback (the embedded reference, a local server: little waiting to overlap, and the same cores
-serve both); against a target off this machine (or with --concurrency auto) as many as keep this
-machine's cores busy while each worker waits on its answers: the pre-flight's read is timed
-(`target.round_trip`) and the count follows from it (`from_round_trip`), between
-REMOTE_CONCURRENCY and REMOTE_MOST. Each test's generated cases come from --seed and the test's
-name, so the verdicts do not depend on which worker ran it; reports, the ledger and measurements
-merge on the controller (suite/run/state.py)."""
+"""Concurrency: the run spreads over pytest-xdist workers, --concurrency N of them. By default one
+per core on loopback, at most LOCAL_MOST (the embedded reference, a local server: little waiting
+to overlap, and the same cores serve both); against a target off this machine (or with
+--concurrency auto) as many as keep this machine's cores busy while each worker waits on its
+answers: the pre-flight's read is timed (`target.round_trip`) and the count follows from it
+(`from_round_trip`), between REMOTE_CONCURRENCY and REMOTE_MOST. Each test's generated cases come
+from --seed and the test's name, so the verdicts do not depend on which worker ran it; reports,
+the ledger and measurements merge on the controller (suite/run/state.py)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,21 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit
-from assistant_conformance.suite.config.options import REMOTE_CONCURRENCY, REMOTE_MOST
+from assistant_conformance.suite.config.options import LOCAL_MOST, REMOTE_CONCURRENCY, REMOTE_MOST
 from assistant_conformance.suite.config.settings import (
     OptionError,
     SuiteSettings,
     is_on,
     option_value,
 )
+from assistant_conformance.suite.config.shards import split
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
+from assistant_conformance.suite.judging.outcomes import requirement_ids
+from assistant_conformance.suite.run import capabilities
 from assistant_conformance.suite.run.state import run_state
 
 # Client CPU seconds per request of a run in one process (sending, reading, judging, generating):
@@ -38,10 +42,10 @@ AUTO = "auto"
 # or why the pre-flight found the target unusable: the run ends so as it starts.
 ROUND_TRIP_KEY = pytest.StashKey[float]()
 UNUSABLE_KEY = pytest.StashKey[str]()
-
-# The longest single tests: a whole state machine each (seconds of serial requests). Spread apart
-# in the collection, they start early on different workers instead of queueing on one.
-LONGEST = ("tests/property/test_stateful.py::",)
+# Groups whose creates stay (a chat-kit session has no delete): a run makes at most 3 of them
+# (safety/budget.py), each kept in the memory of the process that made it, where the group's next
+# check uses one. Their tests run on one worker, first, where no other worker steals them.
+STAYING_GROUPS = ("chatkit",)
 
 
 # A wrapper: before pytest-xdist's own reads -n, whichever plugin loaded first (its hook is
@@ -76,32 +80,58 @@ def ask_workers(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker (every worker orders alike): the longest tests placed evenly
-    through the collection, which xdist hands out in contiguous shares."""
-    if hasattr(config, "workerinput"):
-        items[:] = spread_longest(items)
+    """In a pytest-xdist worker (every worker orders alike): the order its scheduler deals."""
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        examples = run_state(config).settings.examples
+        items[:] = dealt(items, int(worker.get("workercount", 1)), examples)
 
 
-def spread_longest(items: list[pytest.Item]) -> list[pytest.Item]:
-    longest = [item for item in items if item.nodeid.startswith(LONGEST)]
-    if not longest:
-        return items
-    rest = [item for item in items if not item.nodeid.startswith(LONGEST)]
-    step = len(items) / len(longest)
-    for index, item in enumerate(longest):
-        rest.insert(round(index * step), item)
-    return rest
+def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.Item]:
+    """The collection as xdist's worksteal hands it out (equal-count contiguous shares, in order;
+    a worker that ends early steals from the end of another's): the tests of STAYING_GROUPS at the
+    head of the first share; then each share's part of the property layer, dealt by the shipped
+    durations (longest first, each to the least loaded share: the long chains start at once, on
+    different workers); then the next run of the other tests in collection order (a module's
+    tests stay together, its fixtures made once a share)."""
+    staying = [item for item in items if _stays(item)]
+    generated = [i for i in items if i.path.parent.name == "property" and i not in staying]
+    rest = [i for i in items if i.path.parent.name != "property" and i not in staying]
+    by_id = {item.nodeid: item for item in generated}
+    ordered = [*staying]
+    sizes = _share_sizes(len(items), workers)
+    sizes[0] -= len(staying)
+    for size, share in zip(sizes, split(list(by_id), workers, examples), strict=True):
+        taken = max(0, size - len(share))
+        ordered += [by_id[nodeid] for nodeid in share] + rest[:taken]
+        rest = rest[taken:]
+    return ordered + rest
+
+
+def _share_sizes(count: int, workers: int) -> list[int]:
+    """How many tests each worker gets first: worksteal's split of the collection."""
+    sizes: list[int] = []
+    for index in range(workers):
+        sizes.append((count - sum(sizes)) // (workers - index))
+    return sizes
+
+
+def _stays(item: pytest.Item) -> bool:
+    catalogue = load()
+    sections = {catalogue[rid].section for rid in requirement_ids(item) if rid in catalogue}
+    return any(capabilities.group_of_section(s) in STAYING_GROUPS for s in sections)
 
 
 def workers(config: pytest.Config) -> int:
     """--concurrency N; else (or with --concurrency auto) from the round trip off this machine,
-    and 1 on loopback."""
+    and one per core on loopback (at most LOCAL_MOST)."""
     given = option_value(config, "concurrency")
     base_url = option_value(config, "base_url")
+    local = min(LOCAL_MOST, os.cpu_count() or 1)
     if given is None and not (base_url and not is_loopback(base_url)):
-        return 1
+        return local
     if given is None or str(given).strip().lower() == AUTO:
-        return measured_workers(config) if base_url else 1  # the embedded reference is local
+        return measured_workers(config) if base_url else local  # the embedded reference is local
     try:
         return max(1, int(given))
     except ValueError:
