@@ -8,11 +8,11 @@ counting middleware, and runs `pytest --base-url URL --token T --alt-token T2` a
 - loopback: answers as fast as the reference gives them;
 - delayed: every answer starts --delay seconds late (a target 120 ms away);
 - throttling: the `throttling` variant (every tenth request 429 with Retry-After: 1).
-A loopback URL counts as local (concurrency 1 by default, the loopback case), so the other runs
-are given --concurrency, the default against a remote target (the loopback case is also run so,
-for comparison); --one-at-a-time adds the delayed case at --concurrency=1 (what the suite did
-before it spread its work). Run it as users run pytest, with bytecode caches on (not under
-PYTHONDONTWRITEBYTECODE): each worker's start-up is most of the cost of spreading. Reported per
+A loopback URL counts as local (a worker per core by default, at most 2: the loopback case), so
+the other runs are given --concurrency, the default against a remote target (the loopback case
+is also run so, for comparison); --one-at-a-time adds the delayed case at --concurrency=1. Run it
+as users run pytest, with bytecode caches on (not under PYTHONDONTWRITEBYTECODE): each worker's
+start-up is most of the cost of spreading. Reported per
 case: wall time, requests the server saw, requests per second, exit status, throttled requests;
 and whether every requirement's verdict equals the loopback run's. --repeat N runs the loopback
 and delayed cases N times, alternately, and the ratio is of their medians (one run of each varies
@@ -113,7 +113,7 @@ def main() -> int:
         cases = []
         for n in range(args.repeat):  # alternately, so a slow spell of the machine hits both
             cases += [
-                ("loopback", Counted(app(workdir, f"loopback{n}")), "--concurrency=1"),  # default
+                ("loopback", Counted(app(workdir, f"loopback{n}")), ""),  # the loopback default
                 ("delayed", Counted(app(workdir, f"delayed{n}"), args.delay), spread),
             ]
         cases += [
@@ -128,7 +128,7 @@ def main() -> int:
             late = Counted(app(workdir, "one"), args.delay)
             cases.append(("delayed, one at a time", late, "--concurrency=1"))
         for name, counted, option in cases:
-            rows.append(run_case(name, counted, tokens, workdir, option))
+            rows.append(run_case(name, counted, tokens, workdir, *filter(None, [option])))
             shown = {k: v for k, v in rows[-1].items() if k != "verdicts"}
             print(json.dumps(shown), flush=True)
     judged = [row.pop("verdicts") for row in rows]

@@ -232,19 +232,16 @@ def raw_rate(workdir: Path, seconds: float = 3.0) -> dict[str, Any]:
 
 def far_target(workdir: Path, delay: float = 0.12) -> dict[str, Any]:
     """bench/latency.py's two cases, one run each: the reference on loopback behind its counting
-    middleware (the loopback default, one process) and the same with every answer `delay` late
-    (--concurrency auto: the workers a remote target gets from its round trip)."""
+    middleware (the loopback default: a worker per core, at most 2) and the same with every answer
+    `delay` late (--concurrency auto: the workers a remote target gets from its round trip)."""
     workdir.mkdir(parents=True, exist_ok=True)
     keys = tokens()
     rows = []
     far = f"{delay * 1000:.0f} ms"
-    for name, late, option in (
-        ("loopback", 0.0, "--concurrency=1"),
-        (far, delay, "--concurrency=auto"),
-    ):
+    for name, late, options in (("loopback", 0.0, ()), (far, delay, ("--concurrency=auto",))):
         log(f"far target: {name}")
         app = latency.Counted(latency.reference(workdir, name, keys), late)
-        rows.append(latency.run_case(name, app, keys, workdir, option))
+        rows.append(latency.run_case(name, app, keys, workdir, *options))
     near, late = rows[0].pop("verdicts"), rows[1].pop("verdicts")
     differ = {
         k: f"{near.get(k)} -> {late.get(k)}" for k in near | late if near.get(k) != late.get(k)
