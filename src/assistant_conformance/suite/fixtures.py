@@ -143,14 +143,25 @@ def capability_groups(
     return found
 
 
-@pytest.fixture(autouse=True)
-def _capability_gate(request: pytest.FixtureRequest) -> None:
-    """Skip a test that checks a requirement of a group the target does not implement."""
+def _groups(item: pytest.Item) -> list[str]:
+    """The capability groups of the requirements a test checks."""
     catalogue = load()
-    sections = {catalogue[rid].section for rid in requirement_ids(request.node)}
-    groups = sorted({g for s in sections if (g := capabilities.group_of_section(s))})
-    if not groups:
-        return
+    sections = {catalogue[rid].section for rid in requirement_ids(item)}
+    return sorted({g for s in sections if (g := capabilities.group_of_section(s))})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The capability gate, first, for the tests of a capability group (a few dozen: a fixture
+    for every test cost each its set-up and an Allure file)."""
+    for item in items:
+        if isinstance(item, pytest.Function) and _groups(item):
+            item.fixturenames = ["capability_gate", *item.fixturenames]  # its own list
+
+
+@pytest.fixture
+def capability_gate(request: pytest.FixtureRequest) -> None:
+    """Skip a test that checks a requirement of a group the target does not implement."""
+    groups = _groups(request.node)
     found = run_state(request.config).capabilities
     if not all(g in found for g in groups):
         found = request.getfixturevalue("capability_groups")
