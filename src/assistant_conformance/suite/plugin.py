@@ -10,7 +10,8 @@ from __future__ import annotations
 import gc
 
 # The collector's passes over what start-up makes (imports, the collection) find nothing to free:
-# off until this process's start-up ends (`started_up`), a sixth of a worker's start-up CPU.
+# off until this process's start-up ends (its collection; a controller's session), a sixth of a
+# worker's start-up CPU.
 gc.disable()
 
 import secrets
@@ -44,7 +45,6 @@ from assistant_conformance.suite.evidence import har
 from assistant_conformance.suite.http import clients, running
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.policy import Policy
-from assistant_conformance.suite.http.target import HarnessError, preflight, remote
 from assistant_conformance.suite.judging import door_charges, findings, outcomes
 from assistant_conformance.suite.judging.findings import TestRecord
 from assistant_conformance.suite.judging.outcomes import requirement_ids
@@ -157,12 +157,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if ids:
             item.user_properties.append(("requirements", ",".join(ids)))
         integrations.label(item, catalogue, ids)
-    started_up()
-
-
-def started_up() -> None:
-    """Start-up's objects live through the run: out of the collector's full passes, which resume."""
-    gc.freeze()
+    gc.freeze()  # start-up's objects live through the run: out of the collector's full passes
     gc.enable()
 
 
@@ -252,19 +247,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if state.active and not state.worker and not settings.sweep:
         har.clear(settings.report_dir)  # a replay must not meet an earlier run's findings
         (settings.report_dir / results.RESULTS).unlink(missing_ok=True)  # nor a merge
-    spread = getattr(session.config.option, "numprocesses", None) and not state.worker
-    if spread:
-        started_up()  # the controller of workers collects nothing
-    from assistant_conformance.suite.run.concurrency import ROUND_TRIP_KEY  # a plugin: later
-
-    asked = ROUND_TRIP_KEY in session.config.stash  # the workers' count asked it already
-    if spread and settings.base_url and settings.token and not settings.sweep and not asked:
-        # Each worker would meet a target it cannot use on its own: ask once, end in one line.
-        try:
-            preflight(remote(settings), state.policy)
-        except HarnessError as exc:
-            state.stopped = reason = redact.text(str(exc))
-            pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -9,6 +9,7 @@ the ledger and measurements merge on the controller (suite/run/state.py)."""
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import math
 import os
@@ -164,12 +165,33 @@ def from_round_trip(seconds: float, cores: int) -> int:
     return max(REMOTE_CONCURRENCY, min(REMOTE_MOST, wanted))
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)  # before the plugin's own pre-flight
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
+    state = run_state(session.config)
     if (reason := session.config.stash.get(UNUSABLE_KEY, None)) is not None:
-        run_state(session.config).stopped = reason
+        state.stopped = reason
         pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
-    return (yield)
+    started = yield
+    if getattr(session.config.option, "numprocesses", None) and not state.worker:
+        gc.freeze()  # a controller of workers collects nothing: its start-up ends here
+        gc.enable()
+        ask_once(session.config)
+    return started
+
+
+def ask_once(config: pytest.Config) -> None:
+    """Each worker would meet a target it cannot use on its own: the controller asks once (unless
+    counting the workers asked already), and a target it cannot use ends the run in one line."""
+    settings = run_state(config).settings
+    if not (settings.base_url and settings.token) or settings.sweep:
+        return
+    if ROUND_TRIP_KEY in config.stash:
+        return
+    try:
+        preflight(remote(settings), run_state(config).policy)
+    except HarnessError as exc:
+        run_state(config).stopped = reason = redact.text(str(exc))
+        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
