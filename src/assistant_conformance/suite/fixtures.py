@@ -12,7 +12,6 @@ import httpx
 import pytest
 import requests
 
-from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
@@ -21,7 +20,6 @@ from assistant_conformance.suite.flows.control import resolve_agent
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, open_target
-from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.run import capabilities
 from assistant_conformance.suite.run.state import run_state
 from assistant_conformance.suite.safety import guard
@@ -143,25 +141,18 @@ def capability_groups(
     return found
 
 
-def _groups(item: pytest.Item) -> list[str]:
-    """The capability groups of the requirements a test checks."""
-    catalogue = load()
-    sections = {catalogue[rid].section for rid in requirement_ids(item)}
-    return sorted({g for s in sections if (g := capabilities.group_of_section(s))})
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The capability gate, first, for the tests of a capability group (a few dozen: a fixture
     for every test cost each its set-up and an Allure file)."""
     for item in items:
-        if isinstance(item, pytest.Function) and _groups(item):
+        if isinstance(item, pytest.Function) and capabilities.groups_of(item):
             item.fixturenames = ["capability_gate", *item.fixturenames]  # its own list
 
 
 @pytest.fixture
 def capability_gate(request: pytest.FixtureRequest) -> None:
     """Skip a test that checks a requirement of a group the target does not implement."""
-    groups = _groups(request.node)
+    groups = capabilities.groups_of(request.node)
     found = run_state(request.config).capabilities
     if not all(g in found for g in groups):
         found = request.getfixturevalue("capability_groups")

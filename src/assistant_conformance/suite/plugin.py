@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import gc
 
-# The collector's passes over what start-up makes (imports, the collection) find nothing to free:
-# off until this process's start-up ends (its collection; a controller's session), a sixth of a
-# worker's start-up CPU.
+# The collector's passes over what the imports make find nothing to free: off until the collection
+# starts (`pytest_collection`, in every process, a worker's or not), a sixth of a start-up's CPU.
 gc.disable()
 
 import secrets
@@ -158,7 +157,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.user_properties.append(("requirements", ",".join(ids)))
         integrations.label(item, catalogue, ids)
     gc.freeze()  # start-up's objects live through the run: out of the collector's full passes
-    gc.enable()
 
 
 # --- findings → test outcome → requirement verdicts -------------------------------------------
@@ -252,6 +250,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> bool | None:
     """--sweep: remove what earlier runs left on the target, and run no tests."""
+    gc.enable()  # start-up's imports are done
     state = run_state(session.config)
     if not state.settings.sweep:
         return None

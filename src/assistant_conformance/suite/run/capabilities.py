@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import httpx
+import pytest
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import LIFETIME, LIFETIME_FIELD
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, UNSUPPORTED_GROUP, GroupStatus
 from assistant_conformance.suite.http import observe
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
+from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.safety.budget import BudgetSpent
 
 __all__ = [
@@ -47,6 +49,13 @@ PROBE_BODIES = {"/api/ai/v1/chatkit/sessions": {LIFETIME_FIELD: LIFETIME}}
 
 def group_of_section(section: str) -> str | None:
     return load().group_of_section(section)
+
+
+def groups_of(item: pytest.Item) -> list[str]:
+    """The capability groups of the requirements a test checks (its `req` markers)."""
+    catalogue = load()
+    sections = {catalogue[rid].section for rid in requirement_ids(item)}
+    return sorted({g for s in sections if (g := group_of_section(s))})
 
 
 def declared_unsupported(unsupported: tuple[str, ...]) -> dict[str, GroupStatus]:

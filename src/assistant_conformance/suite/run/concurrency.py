@@ -9,7 +9,6 @@ the ledger and measurements merge on the controller (suite/run/state.py)."""
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 import math
 import os
@@ -18,7 +17,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.options import LOCAL_MOST, REMOTE_CONCURRENCY, REMOTE_MOST
@@ -31,7 +29,6 @@ from assistant_conformance.suite.config.settings import (
 from assistant_conformance.suite.config.shards import split
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
-from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.run import capabilities
 from assistant_conformance.suite.run.state import run_state
 
@@ -95,7 +92,7 @@ def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.
     durations (longest first, each to the least loaded share: the long chains start at once, on
     different workers); then the next run of the other tests in collection order (a module's
     tests stay together, its fixtures made once a share)."""
-    staying = [item for item in items if _stays(item)]
+    staying = [i for i in items if set(capabilities.groups_of(i)) & set(STAYING_GROUPS)]
     generated = [i for i in items if i.path.parent.name == "property" and i not in staying]
     rest = [i for i in items if i.path.parent.name != "property" and i not in staying]
     by_id = {item.nodeid: item for item in generated}
@@ -115,12 +112,6 @@ def _share_sizes(count: int, workers: int) -> list[int]:
     for index in range(workers):
         sizes.append((count - sum(sizes)) // (workers - index))
     return sizes
-
-
-def _stays(item: pytest.Item) -> bool:
-    catalogue = load()
-    sections = {catalogue[rid].section for rid in requirement_ids(item) if rid in catalogue}
-    return any(capabilities.group_of_section(s) in STAYING_GROUPS for s in sections)
 
 
 def workers(config: pytest.Config) -> int:
@@ -173,8 +164,6 @@ def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
         pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
     started = yield
     if getattr(session.config.option, "numprocesses", None) and not state.worker:
-        gc.freeze()  # a controller of workers collects nothing: its start-up ends here
-        gc.enable()
         ask_once(session.config)
     return started
 
