@@ -199,6 +199,7 @@ def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Record
             f"--report-dir={folder}",
             f"--request-timeout={args.request_timeout or bounds.get('request_timeout', 10)}",
             f"--process-timeout={args.process_timeout or bounds.get('process_timeout', 60)}",
+            "--concurrency=1",  # a finding's few tests: workers would only add their start-ups
             "--", *nodes, "-q", "-p", "no:allure_pytest", "-p", "no:langsmith_plugin",
         ]  # fmt: skip
         ran = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
