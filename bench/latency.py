@@ -12,11 +12,11 @@ A loopback URL counts as local (a worker per core by default, at most 2: the loo
 the other runs are given --concurrency, the default against a remote target (the loopback case
 is also run so, for comparison); --one-at-a-time adds the delayed case at --concurrency=1. Run it
 as users run pytest, with bytecode caches on (not under PYTHONDONTWRITEBYTECODE): each worker's
-start-up is most of the cost of spreading. Reported per
-case: wall time, requests the server saw, requests per second, exit status, throttled requests;
-and whether every requirement's verdict equals the loopback run's. --repeat N runs the loopback
-and delayed cases N times, alternately, and the ratio is of their medians (one run of each varies
-by several seconds on a shared machine). The tokens are random and never printed.
+start-up is most of the cost of spreading. Reported per case: wall time, requests the server saw,
+requests per second, exit status, throttled requests; and whether every requirement's verdict
+equals the loopback run's. --repeat N runs the loopback and delayed cases N times, alternately,
+and the ratio is of their medians (one run of each varies by several seconds on a shared machine).
+The tokens are random and never printed.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="loopback and delayed runs, each")
     args = parser.parse_args()
     tokens = [f"bench-{secrets.token_hex(12)}" for _ in range(2)]
-    spread = f"--concurrency={args.concurrency}"
+    spread = (f"--concurrency={args.concurrency}",)
 
     def app(workdir: Path, name: str) -> ASGIApp:
         return reference(workdir, name, tokens)
@@ -113,7 +113,7 @@ def main() -> int:
         cases = []
         for n in range(args.repeat):  # alternately, so a slow spell of the machine hits both
             cases += [
-                ("loopback", Counted(app(workdir, f"loopback{n}")), ""),  # the loopback default
+                ("loopback", Counted(app(workdir, f"loopback{n}")), ()),  # the loopback default
                 ("delayed", Counted(app(workdir, f"delayed{n}"), args.delay), spread),
             ]
         cases += [
@@ -126,9 +126,9 @@ def main() -> int:
         ]
         if args.one_at_a_time:
             late = Counted(app(workdir, "one"), args.delay)
-            cases.append(("delayed, one at a time", late, "--concurrency=1"))
-        for name, counted, option in cases:
-            rows.append(run_case(name, counted, tokens, workdir, *filter(None, [option])))
+            cases.append(("delayed, one at a time", late, ("--concurrency=1",)))
+        for name, counted, options in cases:
+            rows.append(run_case(name, counted, tokens, workdir, *options))
             shown = {k: v for k, v in rows[-1].items() if k != "verdicts"}
             print(json.dumps(shown), flush=True)
     judged = [row.pop("verdicts") for row in rows]

@@ -11,6 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+MACHINE_SETTINGS = ("ASSISTANT_API_CONCURRENCY",)
+
+
+def child_environment() -> dict[str, str]:
+    """This process's environment without the suite's settings of a target (ASSISTANT_API_*),
+    the machine's (MACHINE_SETTINGS) kept."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ASSISTANT_API_") or k in MACHINE_SETTINGS
+    }
+
 
 def run_pytest(
     args: list[str], log_path: Path, timeout: float, env: dict[str, str] | None = None
@@ -32,16 +44,3 @@ def run_pytest(
     except subprocess.TimeoutExpired:
         return None
     return done.returncode
-
-
-MACHINE_SETTINGS = ("ASSISTANT_API_CONCURRENCY",)
-
-
-def child_environment() -> dict[str, str]:
-    """This process's environment without the suite's settings of a target (ASSISTANT_API_*),
-    the machine's (MACHINE_SETTINGS) kept."""
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("ASSISTANT_API_") or k in MACHINE_SETTINGS
-    }
