@@ -6,6 +6,7 @@ When one of these fails after an upgrade, the compat module's comment says what 
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ import hypothesis.internal.conjecture.providers as providers
 import pytest
 import requests
 import schemathesis.pytest.plugin as schemathesis_pytest
+import schemathesis.specs.openapi.coverage._schema as coverage_schema
 import schemathesis.specs.openapi.stateful as stateful
 import schemathesis.transport.requests as schemathesis_requests
 from requests.adapters import HTTPAdapter
@@ -31,6 +33,7 @@ PATCHED = (
     (schemathesis_requests, "SameHostRedirectsSession", compat.PROBE_SESSION),
     (stateful, "is_likely_root_transition", compat.ROOT_TRANSITION),
     (providers, "_get_local_constants", compat.LOCAL_CONSTANTS),
+    (coverage_schema, "_invalid_enum_candidates", compat.ALL_ENUM_CANDIDATES),
 )
 
 
@@ -161,3 +164,17 @@ def test_7_hypothesis_draws_literals_of_the_suites_own_modules_without_it(unpatc
 
 def test_7_with_it_no_local_constant_is_drawn(patched) -> None:
     assert not providers._get_local_constants().set_for_type("string")
+
+
+def test_8_schemathesis_draws_every_invalid_enum_candidate_at_once(unpatched) -> None:
+    compat.ALL_ENUM_CANDIDATES.cache_clear()
+    assert len(coverage_schema._invalid_enum_candidates()) > 2 * compat.ENUM_CANDIDATES
+
+
+def test_8_with_it_the_same_candidates_come_in_the_same_order(patched) -> None:
+    compat.ALL_ENUM_CANDIDATES.cache_clear()
+    candidates = compat.InvalidEnumCandidates()
+    first = list(itertools.islice(candidates, compat.ENUM_CANDIDATES))
+    assert compat.ALL_ENUM_CANDIDATES.cache_info().currsize == 0  # the whole list not drawn
+    assert list(candidates) == list(compat.ALL_ENUM_CANDIDATES())
+    assert first == list(compat.ALL_ENUM_CANDIDATES())[: compat.ENUM_CANDIDATES]

@@ -22,6 +22,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument(
+        "--fd", type=int, help="serve on this inherited listening socket (--host and --port unused)"
+    )
+    parser.add_argument(
         "--token",
         action="append",
         required=True,
@@ -50,6 +53,16 @@ class _AnnouncingServer(uvicorn.Server):
         print(f"http://{host}:{port}", flush=True)
 
 
+def _bound(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sys.exit(f"assistant-reference: cannot listen on {host}:{port}: {exc.strerror}")
+    return sock
+
+
 def main(argv: list[str] | None = None) -> None:
     serve(parser().parse_args(argv))
 
@@ -65,12 +78,7 @@ def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = 
         max_body_bytes=args.max_body_bytes,
         body_timeout_s=args.body_timeout,
     )
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((args.host, args.port))
-    except OSError as exc:
-        sys.exit(f"assistant-reference: cannot listen on {args.host}:{args.port}: {exc.strerror}")
+    sock = socket.socket(fileno=args.fd) if args.fd is not None else _bound(args.host, args.port)
     app: ASGIApp = create_app(settings)
     if wrap is not None:
         app = wrap(app)

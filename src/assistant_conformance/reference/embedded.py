@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import socket
 import subprocess
 import sys
 import time
@@ -26,13 +27,37 @@ class RunningServer:
         return self.db_path.with_suffix(".log")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self.process.terminate()  # a no-op once it has ended
+        self.reap()
+
+    def reap(self) -> None:
+        """Wait for the server to end after `process.terminate()` (at most 5 s, then kill it)."""
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def ready(self, startup_timeout: float = 20.0) -> None:
+        """Wait until the server says it listens (it prints its URL, which `start` reads)."""
+        assert self.process.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + startup_timeout
+        while time.monotonic() < deadline:
+            if selector.select(timeout=0.1):
+                line = self.process.stdout.readline().strip()
+                if line.startswith("http://"):
+                    self.base_url = self.base_url or line
+                    return
+            if self.process.poll() is not None:
+                error = self.log_path.read_text().strip().splitlines()
+                raise ServerStartError(
+                    "reference server exited during start-up: "
+                    + (error[-1] if error else "no output")
+                )
+        self.process.kill()
+        raise ServerStartError(f"reference server did not answer within {startup_timeout:.0f} s")
 
 
 def start(
@@ -45,28 +70,38 @@ def start(
 ) -> RunningServer:
     """Run `python -m <module>` (the reference's command line) and wait until it prints its URL."""
     args = [sys.executable, "-m", module, "--port", "0"]
-    for token in tokens:
-        args.append(f"--token={token}")  # "=": a random token may start with "-"
-    args += ["--db", str(db_path), "--token-delay-ms", str(token_delay_ms), *(extra_args or [])]
-    # The token travels in argv of a loopback child only; it is never printed.
+    args += [*_arguments(tokens, db_path, token_delay_ms), *(extra_args or [])]
+    server = _spawn(args, "", db_path)
+    server.ready(startup_timeout)
+    return server
+
+
+def launch(tokens: list[str], db_path: Path, token_delay_ms: int = 20) -> RunningServer:
+    """Run the reference on a loopback socket bound here, without waiting for it: its address is
+    known at once, and requests sent before it is up wait in the socket's queue (`ready()` waits
+    for it; a server that ends closes the socket, and what waited is refused)."""
+    listening = socket.create_server(("127.0.0.1", 0))
+    with listening:
+        host, port = listening.getsockname()[:2]
+        fd = listening.fileno()
+        args = [sys.executable, "-m", "assistant_conformance.reference", f"--fd={fd}"]
+        args += _arguments(tokens, db_path, token_delay_ms)
+        return _spawn(args, f"http://{host}:{port}", db_path, keep=(fd,))
+
+
+def _arguments(tokens: list[str], db_path: Path, token_delay_ms: int) -> list[str]:
+    # The tokens travel in argv of a loopback child only; they are never printed.
+    words = [f"--token={token}" for token in tokens]  # "=": a random token may start with "-"
+    return [*words, "--db", str(db_path), "--token-delay-ms", str(token_delay_ms)]
+
+
+def _spawn(
+    args: list[str], base_url: str, db_path: Path, keep: tuple[int, ...] = ()
+) -> RunningServer:
     log_path = db_path.with_suffix(".log")
     with log_path.open("a") as log:  # stderr goes to a file so a chatty server can never block
         process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=log, text=True, env=os.environ.copy()
-        )
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + startup_timeout
-    while time.monotonic() < deadline:
-        if selector.select(timeout=0.1):
-            line = process.stdout.readline().strip()
-            if line.startswith("http://"):
-                return RunningServer(base_url=line, process=process, db_path=db_path)
-        if process.poll() is not None:
-            error = log_path.read_text().strip().splitlines()
-            raise ServerStartError(
-                "reference server exited during start-up: " + (error[-1] if error else "no output")
-            )
-    process.kill()
-    raise ServerStartError(f"reference server did not answer within {startup_timeout:.0f} s")
+            args, stdout=subprocess.PIPE, stderr=log, text=True, env=os.environ.copy(),
+            pass_fds=keep,
+        )  # fmt: skip
+    return RunningServer(base_url=base_url, process=process, db_path=db_path)

@@ -112,3 +112,18 @@ def attach(failed: list[Finding]) -> None:
                 name=f"{finding.requirement}: request and response",
                 attachment_type=allure.attachment_type.JSON,
             )
+
+
+def without_argument_containers(config: pytest.Config) -> None:
+    """allure-pytest writes a container file for each fixture a test sets up, pytest's stand-ins
+    for parametrize arguments too (about 1,100 a run): those name no test (allure links a
+    container to the tests whose fixtures it finds by name, and an argument is none), so Allure
+    shows nothing of them. Its listener, taught to pass them by, writes the rest as before."""
+    listener = config.pluginmanager.getplugin("allure_listener")
+    if listener is None or not is_suite_run(config):
+        return
+    from assistant_conformance.report.allure_listener import ArgumentsAreNotFixtures
+
+    config.pluginmanager.unregister(listener)
+    listener.__class__ = ArgumentsAreNotFixtures  # the same object: allure's clean-up keeps it
+    config.pluginmanager.register(listener, "allure_listener")

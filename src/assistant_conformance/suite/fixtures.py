@@ -20,7 +20,7 @@ from assistant_conformance.suite.flows.control import resolve_agent
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, open_target
-from assistant_conformance.suite.run import capabilities
+from assistant_conformance.suite.run import capabilities, shared_reference
 from assistant_conformance.suite.run.state import run_state
 from assistant_conformance.suite.safety import guard
 from assistant_conformance.suite.safety.ledger import ALT, ANONYMOUS, MAIN, Ledger
@@ -47,7 +47,8 @@ def target(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Target]:
     try:
-        opened = open_target(suite_settings, tmp_path_factory.mktemp("target"), policy)
+        workdir, shared = tmp_path_factory.mktemp("target"), shared_reference.given(pytestconfig)
+        opened = open_target(suite_settings, workdir, policy, shared)
     except HarnessError as exc:
         reason = redact.text(str(exc))
         run_state(pytestconfig).stopped = reason

@@ -57,6 +57,7 @@ from assistant_conformance.suite.safety.session import breaches, redact_report, 
 
 pytest_plugins = (
     "assistant_conformance.suite.config.argv",
+    "assistant_conformance.suite.run.shared_reference",  # before the fixtures, which import it
     "assistant_conformance.suite.fixtures",
     "assistant_conformance.suite.run.concurrency",
 )
@@ -242,6 +243,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     state = run_state(session.config)
     state.started, state.clock = datetime.now(UTC), time.monotonic()
     settings = state.settings
+    integrations.without_argument_containers(session.config)  # allure's listener is there now
     if state.active and not state.worker and not settings.sweep:
         har.clear(settings.report_dir)  # a replay must not meet an earlier run's findings
         (settings.report_dir / results.RESULTS).unlink(missing_ok=True)  # nor a merge

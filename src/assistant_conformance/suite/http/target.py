@@ -34,15 +34,12 @@ class Target:
     base_url: str
     token: str
     alt_token: str | None
-    server: embedded.RunningServer | None = None  # set when the suite started the reference
+    server: embedded.RunningServer | None = None  # set when this process started the reference
+    embedded: bool = False  # the suite's own reference (this process's, or the spread run's)
     # The read the pre-flight found answered (method, path, JSON body or None), and the
     # operations it found absent on the way (suite/http/absent.py).
     first_read: tuple[str, str, Any] = ("POST", "/api/ai/threads/search", {"limit": 1})
     lacking: list[absent.Absence] = field(default_factory=list)
-
-    @property
-    def embedded(self) -> bool:
-        return self.server is not None
 
     def stop(self) -> None:
         if self.server is not None:
@@ -55,16 +52,24 @@ def remote(settings: SuiteSettings) -> Target:
     return Target(settings.base_url.rstrip("/"), settings.token, settings.alt_token)
 
 
-def open_target(settings: SuiteSettings, workdir: Path, policy: Policy) -> Target:
+def open_target(
+    settings: SuiteSettings,
+    workdir: Path,
+    policy: Policy,
+    shared: tuple[str, str, str] | None = None,
+) -> Target:
+    """The target; `shared`: the reference a spread run's controller launched (its URL, tokens)."""
     if settings.base_url:
         target = remote(settings)
+    elif shared is not None:
+        target = Target(*shared, embedded=True)
     else:
         token, alt = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         try:
             server = embedded.start([token, alt], workdir / "reference.db", EMBEDDED_TOKEN_MS)
         except embedded.ServerStartError as exc:
             raise HarnessError(str(exc)) from None
-        target = Target(server.base_url, token, alt, server)
+        target = Target(server.base_url, token, alt, server, embedded=True)
     redact.register(target.token, "ASSISTANT_API_TOKEN")
     redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
     try:

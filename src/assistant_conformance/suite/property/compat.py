@@ -34,15 +34,21 @@ the seed and depth of generated tests are the schema's configuration (property/g
    imported: the same seed would send other cases (measured: a checkout run and a wheel run
    differed, and a fresh working folder cost 190 MB more). The suite draws none of them, so its
    cases depend on the seed and the test alone.
+8. An invalid enum value of a coverage case is the first of a fixed, seeded list of candidates
+   its caller has not used: schemathesis draws the whole list (1,375 values, a fifth of a second
+   in every process) where a few are read. The same list is drawn as far as it is read (the
+   first ENUM_CANDIDATES at once), so the same values come out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import hypothesis
 import hypothesis.internal.conjecture.providers as hypothesis_providers
+import schemathesis.specs.openapi.coverage._schema as coverage_schema
 import schemathesis.specs.openapi.stateful as stateful
 import schemathesis.transport.requests as schemathesis_requests
 from requests.adapters import HTTPAdapter
@@ -52,7 +58,7 @@ from schemathesis.engine.errors import is_inconsistent_replay
 from schemathesis.engine.run import PhaseName
 from schemathesis.generation.case import Case
 from schemathesis.generation.drivers import CoverageGenerator
-from schemathesis.generation.hypothesis import builder
+from schemathesis.generation.hypothesis import builder, examples
 from schemathesis.generation.meta import CoveragePhaseData
 
 __all__ = [
@@ -70,6 +76,7 @@ EAGER_COVERAGE = builder.add_coverage
 PROBE_SESSION = schemathesis_requests.SameHostRedirectsSession
 ROOT_TRANSITION = stateful.is_likely_root_transition
 LOCAL_CONSTANTS = hypothesis_providers._get_local_constants
+ALL_ENUM_CANDIDATES = coverage_schema._invalid_enum_candidates
 DEFERRED = "_conformance_deferred_coverage"  # attribute of a test: the call that adds its cases
 
 
@@ -159,9 +166,49 @@ def _no_local_constants() -> Any:
     return hypothesis_providers.Constants()
 
 
+ENUM_CANDIDATES = 400  # drawn first: an operation uses at most a few dozen
+
+
+class _Enough(Exception):
+    """Raised by the candidates' filter to stop the draw once a block is drawn."""
+
+
+class InvalidEnumCandidates:
+    """Schemathesis' invalid enum candidates in their order, drawn as far as they are read."""
+
+    def __init__(self) -> None:
+        self._first: tuple[Any, ...] | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._first is None:
+            self._first = self._draw_first()
+        yield from self._first
+        yield from ALL_ENUM_CANDIDATES()[len(self._first) :]  # the whole list, as schemathesis
+
+    @staticmethod
+    def _draw_first() -> tuple[Any, ...]:
+        """As schemathesis draws them (a filter rejecting each value of a seeded run), stopped
+        after ENUM_CANDIDATES: a seeded run's values so far depend on nothing after them."""
+        drawn: list[Any] = []
+
+        def reject(value: Any) -> bool:
+            drawn.append(value)
+            if len(drawn) >= ENUM_CANDIDATES:
+                raise _Enough
+            return False
+
+        with contextlib.suppress(_Enough):
+            examples.generate_one(coverage_schema.INVALID_ENUM_STRATEGY.filter(reject))
+        return tuple(drawn[:ENUM_CANDIDATES])
+
+
+_ENUM_CANDIDATES = InvalidEnumCandidates()
+
+
 def install(adapter: HTTPAdapter) -> None:
     """Apply the patches (see the module docstring); `adapter`: the run's, for the probes."""
     builder.add_coverage = _defer_coverage
+    coverage_schema._invalid_enum_candidates = lambda: _ENUM_CANDIDATES  # type: ignore[assignment]
     schemathesis_requests.SameHostRedirectsSession = _probe_session(adapter)  # type: ignore[misc]
     stateful.is_likely_root_transition = _creates_from_nothing  # type: ignore[assignment]
     hypothesis_providers._get_local_constants = _no_local_constants

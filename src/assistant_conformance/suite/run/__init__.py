@@ -3,7 +3,8 @@
 - state.py: the run's typed state on pytest's stash (and the running test's record's key);
 - results.py: the run's result at its end, results.json, and a merge of shards;
 - identity.py: what identifies a run (suite and spec hashes, options); stats.py: what it measured;
-- concurrency.py: the spread over pytest-xdist workers;
+- concurrency.py: the spread over pytest-xdist workers; shared_reference.py: its one embedded
+  reference;
 - capabilities.py: optional capability groups, declared or probed.
 
 May import: config, http, judging, safety, flows, property, evidence.

@@ -1,0 +1,97 @@
+"""The embedded reference of a run spread over pytest-xdist's workers: one for the run, launched by
+the controller as its session starts, before the workers. Its address is known at once (a socket
+bound by the controller) and goes to the workers in their input, each with two tokens of its own
+(two principals: a worker's searches and lists meet only its own data, as with a reference of
+its own, and grow no longer than theirs); a request sent before it is up waits in the socket's
+queue, so its start-up overlaps the workers'. The
+controller checks it started once the workers are on their way (a reference that could not start
+ends the run in one line), and stops it when they are done. A run in one process starts its own
+in the `target` fixture (suite/http/target.py)."""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant_conformance.reference import embedded
+from assistant_conformance.report import redact
+from assistant_conformance.report.exits import Exit
+from assistant_conformance.suite.http.target import EMBEDDED_TOKEN_MS
+from assistant_conformance.suite.run.state import run_state
+
+SHARED = pytest.StashKey[tuple[embedded.RunningServer, list[str]]]()  # and tokens not handed out
+WORKER_INPUT = "embedded_reference"  # (base URL, token, second principal's token)
+
+
+def given(config: pytest.Config) -> tuple[str, str, str] | None:
+    """In a worker: the run's reference, as the controller handed it out (None: none was)."""
+    found = getattr(config, "workerinput", {}).get(WORKER_INPUT)
+    return (found[0], found[1], found[2]) if found else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
+    launch_once(session.config)
+    started = yield  # pytest-xdist starts the workers
+    check_started(session.config)
+    return started
+
+
+def launch_once(config: pytest.Config) -> None:
+    """The controller of a spread run against no given target launches the run's reference."""
+    state = run_state(config)
+    settings = state.settings
+    spread = bool(getattr(config.option, "numprocesses", None))
+    if state.worker or not state.active or not spread or settings.base_url or settings.sweep:
+        return
+    tokens = [secrets.token_urlsafe(24) for _ in range(2 * config.option.numprocesses)]
+    for index, token in enumerate(tokens):
+        redact.register(token, "ASSISTANT_API_ALT_TOKEN" if index % 2 else "ASSISTANT_API_TOKEN")
+    server = embedded.launch(tokens, _folder(config) / "reference.db", EMBEDDED_TOKEN_MS)
+    config.stash[SHARED] = (server, tokens)
+
+
+def _folder(config: pytest.Config) -> Path:
+    """The run's temporary folder (pytest's, kept for a few runs as the workers' are)."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None:
+        return Path(factory.mktemp("target"))
+    return Path(tempfile.mkdtemp(prefix="assistant-reference-"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """A worker's share of the reference: its address and the next two tokens (a worker that
+    replaces a crashed one, past them, starts a reference of its own)."""
+    if (shared := node.config.stash.get(SHARED, None)) is None:
+        return
+    server, tokens = shared
+    if len(tokens) >= 2:
+        node.workerinput[WORKER_INPUT] = (server.base_url, tokens.pop(0), tokens.pop(0))
+
+
+def check_started(config: pytest.Config) -> None:
+    if (shared := config.stash.get(SHARED, None)) is None:
+        return
+    try:
+        shared[0].ready()
+    except embedded.ServerStartError as exc:
+        run_state(config).stopped = reason = redact.text(str(exc))
+        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+
+
+# After pytest-xdist's (registered later, called first), which waits for the workers to end, and
+# before the plugin's, which writes the reports (trylast) while the reference ends.
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if (shared := session.config.stash.get(SHARED, None)) is not None:
+        shared[0].process.terminate()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (shared := config.stash.get(SHARED, None)) is not None:
+        shared[0].stop()  # (a session that did not start has not asked it to end)
