@@ -248,7 +248,7 @@ def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
     """xdist's worksteal hands out contiguous, equal-count shares: the chat-kit tests first, on
     one worker (the sessions they make stay in its memory); each share then starts with its part
     of the property layer (the state machines on different workers), then a run of the other
-    tests in collection order (a module stays together)."""
+    tests, a module's together, the module with the longest test first."""
 
     class Item:
         def __init__(self, nodeid: str, *requirements: str) -> None:
@@ -260,9 +260,11 @@ def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
 
     parts = ["knowledge bases and documents 1", "threads and runs 1", "threads and runs 2"]
     machines = [f"tests/property/test_stateful.py::test_state_machine[{p}]" for p in parts]
-    scenario = [f"tests/scenario/test_a.py::t{i}" for i in range(36)]
+    scenario = [f"tests/scenario/test_a.py::t{i}" for i in range(35)]
+    join = "test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate"  # 0.47 s, shipped
+    stream = f"tests/scenario/test_streams.py::{join}"
     chatkit = Item("tests/scenario/test_files.py::test_chatkit", "CHATKIT-SECRET")
-    items = [*map(Item, [*scenario[:20], *machines]), chatkit, *map(Item, scenario[20:])]
+    items = [*map(Item, [*scenario[:20], *machines]), chatkit, *map(Item, [*scenario[20:], stream])]
     ordered = concurrency.dealt(items, 4, 10)  # type: ignore[arg-type]
     assert sorted(i.nodeid for i in ordered) == sorted(i.nodeid for i in items)
     assert ordered[0] is chatkit
@@ -270,8 +272,8 @@ def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
     for machine in machines:  # each at the head of a share of its own, after the chat-kit test
         assert sum(machine in (s[0].nodeid, s[1].nodeid) for s in shares) == 1
     assert len({n for n, s in enumerate(shares) for i in s if "stateful" in i.nodeid}) == 3
-    rest = [i.nodeid for i in ordered if "test_a.py" in i.nodeid]
-    assert rest == scenario  # in collection order
+    rest = [i.nodeid for i in ordered if "scenario" in i.nodeid and i is not chatkit]
+    assert rest == [stream, *scenario]  # its module's longest test first; in a module, as collected
 
 
 def test_a_longer_round_trip_asks_more_workers_within_bounds() -> None:

@@ -91,7 +91,8 @@ class Secrets:
 
     def text(self, value: str) -> str:
         """The value with every secret, Authorization credential and secret field masked."""
-        value = self._mask(value, dict.fromkeys(list(self._known), MASK))
+        if len(value) >= MIN_SECRET_LENGTH:  # shorter, it holds no secret nor the head of one
+            value = self._mask(value, dict.fromkeys(list(self._known), MASK))
         value = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}{MASK}", value)
         return _SECRET_FIELD.sub(lambda m: f"{m.group(1)}{MASK}", value)
 

@@ -97,7 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     shared = run_folder(settings.report_dir, session) if active else None
     workers = int(worker.get("workercount", 1)) if worker else 1
     policy = Policy.of(settings, share=workers, shared=shared)
-    if active:  # schemathesis' own probes: the door, and the run's guard once it is there
+    if active and (worker or not config.getoption("numprocesses", None)):  # tests run here
         compat.install(ProbesAdapter(clients.adapter(policy), lambda: _probes_guarding(config)))
         generation.configure(settings.seed, settings.examples)
     if settings.insecure:  # said once in the header and the report, not on every request

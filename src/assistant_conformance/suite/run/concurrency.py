@@ -26,7 +26,7 @@ from assistant_conformance.suite.config.settings import (
     is_on,
     option_value,
 )
-from assistant_conformance.suite.config.shards import split
+from assistant_conformance.suite.config.shards import duration_key, durations, split
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
 from assistant_conformance.suite.run import capabilities
@@ -90,11 +90,13 @@ def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.
     a worker that ends early steals from the end of another's): the tests of STAYING_GROUPS at the
     head of the first share; then each share's part of the property layer, dealt by the shipped
     durations (longest first, each to the least loaded share: the long chains start at once, on
-    different workers); then the next run of the other tests in collection order (a module's
-    tests stay together, its fixtures made once a share)."""
+    different workers); then the next run of the other tests, a module's together (its fixtures
+    made once a share), the module with the longest test first: a share ends with short tests,
+    which another worker that is done may take."""
     staying = [i for i in items if set(capabilities.groups_of(i)) & set(STAYING_GROUPS)]
     generated = [i for i in items if i.path.parent.name == "property" and i not in staying]
     rest = [i for i in items if i.path.parent.name != "property" and i not in staying]
+    rest = _longest_module_first(rest, examples)
     by_id = {item.nodeid: item for item in generated}
     ordered = [*staying]
     sizes = _share_sizes(len(items), workers)
@@ -104,6 +106,16 @@ def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.
         ordered += [by_id[nodeid] for nodeid in share] + rest[:taken]
         rest = rest[taken:]
     return ordered + rest
+
+
+def _longest_module_first(items: list[pytest.Item], examples: int) -> list[pytest.Item]:
+    """`items`, a module's together, by their module's longest test (shipped durations)."""
+    known = durations(examples)
+    longest: dict[str, float] = {}
+    for item in items:
+        seconds = known.get(duration_key(item.nodeid), 0.0)
+        longest[item.path.name] = max(longest.get(item.path.name, 0.0), seconds)
+    return sorted(items, key=lambda item: -longest[item.path.name])  # stable: in a module, as is
 
 
 def _share_sizes(count: int, workers: int) -> list[int]:
