@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -50,17 +51,43 @@ def test_a_probe_waits_for_a_create_out_and_makes_no_second() -> None:
     answer and, one made, sends none of its own."""
     allowance = Allowance(SharedCounts(None))
     allowance.reserve(KIND)  # another worker's probe, out
-    assert allowance.already("") == ""
+    with allowance.probing("") as known:
+        assert known == ""
     answered = threading.Thread(target=lambda: allowance.settle(KIND, made=True))
     counts = allowance.counts
-    original = counts.get
+    original = counts.change
 
-    def get(name):  # the first look finds it out: let its answer come
-        value = original(name)
-        if not answered.is_alive() and not original(KIND):
+    def change(update):  # the first look finds it out: let its answer come
+        value = original(update)
+        if not answered.is_alive() and not counts.get(KIND):
             answered.start()
             answered.join()
         return value
 
-    counts.get = get  # type: ignore[method-assign]
-    assert allowance.already(KIND) == f"not sent again: the run made 1 {KIND}"
+    counts.change = change  # type: ignore[method-assign]
+    with allowance.probing(KIND) as known:
+        assert known == f"not sent again: the run made 1 {KIND}"
+
+
+def test_of_probes_at_the_same_moment_one_is_sent() -> None:
+    """Workers that look at the same moment, before either's create is out: one probes, the
+    others wait for it (a look and the claim are one step), and once it made one, send none."""
+    allowance = Allowance(SharedCounts(None))
+    ready, said = threading.Barrier(4), []
+
+    def probe() -> None:
+        ready.wait()
+        with allowance.probing(KIND) as known:
+            said.append(known)
+            if not known:  # this one probes: the others look meanwhile; its create makes one
+                time.sleep(0.2)
+                allowance.reserve(KIND)
+                allowance.settle(KIND, made=True)
+
+    workers = [threading.Thread(target=probe) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert sorted(said) == ["", *[f"not sent again: the run made 1 {KIND}"] * 3]
+    assert allowance.count(KIND) == 1

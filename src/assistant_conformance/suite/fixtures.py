@@ -5,7 +5,7 @@ plugin (suite/plugin.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 
 import httpx
@@ -122,8 +122,10 @@ def capability_groups(
     suite_settings: SuiteSettings,
     api: httpx.Client,
     run_safety: SafetySession,
-) -> dict[str, capabilities.GroupStatus]:
-    """Optional groups: declared unsupported, or probed once at the first test that needs one."""
+) -> Callable[[list[str]], dict[str, capabilities.GroupStatus]]:
+    """Optional groups: declared unsupported, or probed at the first test of each here. Only
+    the groups a test needs, where it runs: a probe may make what nothing removes (a chat-kit
+    session), which that group's checks, on the same worker, then use rather than make more."""
     found = run_state(pytestconfig).capabilities
     skip = suite_settings.unsupported
     if suite_settings.read_only:  # these probes send writes: their groups stay unprobed
@@ -134,12 +136,19 @@ def capability_groups(
         )
         skip += writes
     ledger = run_safety.ledger  # a probe that would make what nothing removes, made already
-    found.update(
-        capabilities.probe_groups(
-            api, skip, lambda method, path: ledger.budget.already(ledger.unremovable(method, path))
+
+    def probed(groups: list[str]) -> dict[str, capabilities.GroupStatus]:
+        others = tuple(g for g in capabilities.GROUP_PROBES if g not in groups or g in found)
+        found.update(
+            capabilities.probe_groups(
+                api,
+                skip + others,
+                lambda method, path: ledger.budget.probing(ledger.unremovable(method, path)),
+            )
         )
-    )
-    return found
+        return found
+
+    return probed
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -156,7 +165,7 @@ def capability_gate(request: pytest.FixtureRequest) -> None:
     groups = capabilities.groups_of(request.node)
     found = run_state(request.config).capabilities
     if not all(g in found for g in groups):
-        found = request.getfixturevalue("capability_groups")
+        found = request.getfixturevalue("capability_groups")(groups)
     for group in groups:
         if found[group].status == capabilities.UNSUPPORTED_GROUP:
             pytest.skip(capabilities.skip_reason(found[group], group))

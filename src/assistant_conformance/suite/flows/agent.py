@@ -28,12 +28,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import httpx
 
 from assistant_conformance.suite.config.options import TESTING_WORDS
 from assistant_conformance.suite.flows import is_success, json_of
+from assistant_conformance.suite.http import running
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
@@ -208,13 +210,16 @@ def runs_started(api: httpx.Client, ledger: Ledger) -> list[RunCost]:
     threads = [
         e.path for e in ledger.entries if e.method == "DELETE" and THREAD_PATTERN.fullmatch(e.path)
     ]
-    found: list[dict[str, Any]] = []
-    for path in threads:
+
+    def runs_of(path: str) -> list[dict[str, Any]]:
         try:
             response = api.get(f"{path}/runs", params={"limit": 1000, "offset": 0})
         except (httpx.HTTPError, AnswerFault):
-            continue
+            return []
         body = json_of(response) if is_success(response) else None
         body = body.get("items") if isinstance(body, dict) else body
-        found += [r for r in body or [] if isinstance(r, dict) and r.get("run_id")]
-    return cost_of(found)
+        return [r for r in body or [] if isinstance(r, dict) and r.get("run_id")]
+
+    # Independent reads: side by side (a far target's round trip each, not one after another).
+    found = running.at_once([partial(runs_of, path) for path in threads])
+    return cost_of([run for runs in found for run in runs])

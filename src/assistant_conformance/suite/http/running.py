@@ -91,12 +91,16 @@ def seen(observation: Observation) -> None:
         scope.observations.append(observation)
 
 
+AT_ONCE = 8  # requests in flight at once, at most
+
+
 def at_once(calls: Sequence[Callable[[], Answered]]) -> list[Answered]:
     """Run independent requests side by side (across a network each waits on its answer, not on
-    the others), each in a copy of this context: they record into the running test's scope in
-    the order they go out. Their results in the order of `calls`; the first error raises."""
+    the others; at most AT_ONCE in flight), each in a copy of this context: they record into the
+    running test's scope in the order they go out. Their results in the order of `calls`; the
+    first error raises."""
     if len(calls) < 2:
         return [call() for call in calls]
     context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+    with ThreadPoolExecutor(max_workers=min(len(calls), AT_ONCE)) as pool:
         return list(pool.map(lambda call: context.copy().run(call), calls))

@@ -10,6 +10,7 @@ tests are skipped and its requirements reported `unsupported`; everything else i
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 import httpx
 import pytest
@@ -68,40 +69,38 @@ def declared_unsupported(unsupported: tuple[str, ...]) -> dict[str, GroupStatus]
 def probe_groups(
     client: httpx.Client,
     skip: tuple[str, ...] = (),
-    answered: Callable[[str, str], str] = lambda method, path: "",
+    answered: Callable[[str, str], AbstractContextManager[str]] = lambda m, p: nullcontext(""),
 ) -> dict[str, GroupStatus]:
     """One request per entry operation of each group not declared unsupported; `answered(method,
-    path)`: what the run knows of it already (another of its processes made what it creates and
-    nothing removes: not made again), "" when nothing."""
+    path)`: around the probe, what the run knows of it already (another of its processes made
+    what it creates and nothing removes: not made again), "" when nothing."""
     statuses: dict[str, GroupStatus] = {}
     for name, probes in GROUP_PROBES.items():
         if name in skip:
             continue
         evidence, missing = [], True
         for method, path in probes:
-            if known := answered(method, path):
-                evidence.append(f"{method} {path}: {known}")
-                missing = False
-                continue
-            try:
-                with observe.unjudged():  # no test records what it gets
-                    answer = client.request(method, path, json=PROBE_BODIES.get(path, {}))
-                status = answer.status_code
-            except (httpx.HTTPError, AnswerFault) as exc:
-                evidence.append(f"{method} {path} -> {type(exc).__name__}")
-                missing = False  # no answer is no proof of absence
-                continue
-            except (BudgetSpent, Overdue) as unasked:  # not sent: no proof of absence either
-                evidence.append(
-                    f"{method} {path} not sent: {unasked.msg.removeprefix('not judged: ')}"
-                )
-                missing = False
-                continue
-            evidence.append(f"{method} {path} -> {status}")
-            missing = missing and status in MISSING_STATUSES
+            with answered(method, path) as known:
+                found, absent = _probe(client, method, path, known)
+            evidence.append(found)
+            missing = missing and absent
         how = "detected" if missing else "probed"
         statuses[name] = GroupStatus(UNSUPPORTED_GROUP if missing else SUPPORTED, how, evidence)
     return statuses
+
+
+def _probe(client: httpx.Client, method: str, path: str, known: str) -> tuple[str, bool]:
+    """What one probe found, and whether it shows the operation absent."""
+    if known:
+        return f"{method} {path}: {known}", False
+    try:
+        with observe.unjudged():  # no test records what it gets
+            answer = client.request(method, path, json=PROBE_BODIES.get(path, {}))
+    except (httpx.HTTPError, AnswerFault) as exc:
+        return f"{method} {path} -> {type(exc).__name__}", False  # no answer: no proof of absence
+    except (BudgetSpent, Overdue) as unasked:  # not sent: no proof of absence either
+        return f"{method} {path} not sent: {unasked.msg.removeprefix('not judged: ')}", False
+    return f"{method} {path} -> {answer.status_code}", answer.status_code in MISSING_STATUSES
 
 
 def skip_reason(status: GroupStatus, group: str) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -108,18 +110,38 @@ class Allowance:
         return self.counts.get(kind)
 
     def already(self, kind: str) -> str:
-        """For a probe that need not make another: what the run made of `kind` ("" if none). A
-        create of it still out (another worker's probe, at the same moment) is waited for: it
-        may make one, and two probes would spend the places the checks need."""
-        if not kind:
-            return ""
+        """What the run made of `kind` ("" if none), a probe or create of it still out waited for
+        (it may make one)."""
+        with self.probing(kind) as made:
+            return made
+
+    @contextmanager
+    def probing(self, kind: str) -> Iterator[str]:
+        """Around a probe that need not make another `kind`: what the run made of it, or "" when
+        nothing, and then this process probes alone: the probe is claimed in one step with the
+        look (workers probing at the same moment: two probes would spend the places the checks
+        need), until the block ends. Another's probe or create still out is waited for."""
+        probe, asked = f"{kind} (probe)", f"{kind} (asked)"
+
+        def claim(counts: dict[str, int]) -> str:
+            if counts.get(kind, 0):
+                return "made"
+            if counts.get(probe, 0) or counts.get(asked, 0):
+                return "out"
+            counts[probe] = 1
+            return "claimed"
+
         given_up = time.monotonic() + PLACE_WAIT
-        while not self.count(kind) and self.counts.get(f"{kind} (asked)"):
-            if time.monotonic() >= given_up:
-                break
+        state = self.counts.change(claim) if kind else "none"
+        while state == "out" and time.monotonic() < given_up:
             time.sleep(0.05)
-        made = self.count(kind)
-        return f"not sent again: the run made {made} {kind}{'s' * (made > 1)}" if made else ""
+            state = self.counts.change(claim)
+        made = self.count(kind) if kind else 0
+        try:
+            yield f"not sent again: the run made {made} {kind}{'s' * (made > 1)}" if made else ""
+        finally:
+            if state == "claimed":
+                self.counts.change(lambda counts: counts.pop(probe, None))
 
 
 def spent(kind: str, limit: int = LIMIT) -> str:
