@@ -11,6 +11,7 @@ in the `target` fixture (suite/http/target.py)."""
 from __future__ import annotations
 
 import secrets
+import sys
 import tempfile
 from collections.abc import Generator
 from pathlib import Path
@@ -48,6 +49,8 @@ def launch_once(config: pytest.Config) -> None:
     settings = state.settings
     spread = bool(getattr(config.option, "numprocesses", None))
     if state.worker or not state.active or not spread or settings.base_url or settings.sweep:
+        return
+    if sys.platform == "win32":  # no socket handed to a child there: each worker starts its own
         return
     tokens = [secrets.token_urlsafe(24) for _ in range(2 * config.option.numprocesses)]
     for index, token in enumerate(tokens):
