@@ -1,12 +1,11 @@
 """The embedded reference of a run spread over pytest-xdist's workers: one for the run, launched by
 the controller as its session starts, before the workers. Its address is known at once (a socket
 bound by the controller) and goes to the workers in their input, each with two tokens of its own
-(two principals: a worker's searches and lists meet only its own data, as with a reference of
-its own, and grow no longer than theirs); a request sent before it is up waits in the socket's
-queue, so its start-up overlaps the workers'. The
-controller checks it started once the workers are on their way (a reference that could not start
-ends the run in one line), and stops it when they are done. A run in one process starts its own
-in the `target` fixture (suite/http/target.py)."""
+(two principals: a worker's searches and lists meet only its own data, as with a reference of its
+own); a request sent before the reference is up waits in the socket's queue, so its start-up
+overlaps the workers'. The controller checks it started once the workers are on their way (one
+that could not start ends the run in one line), and stops it when they are done. A run in one
+process starts its own in the `target` fixture (suite/http/target.py)."""
 
 from __future__ import annotations
 
@@ -97,4 +96,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if (shared := config.stash.get(SHARED, None)) is not None:
-        shared[0].stop()  # (a session that did not start has not asked it to end)
+        shared[0].stop()  # also where the session ended as it started (no sessionfinish)
