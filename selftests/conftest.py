@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
-# The suite runs the self-tests start take one process each: they already run side by side (-n),
-# and a worker's start costs more than it gives there. A test of the spread asks for its own.
+# Each suite run a self-test starts takes one process: the self-tests already run side by side
+# (-n), and a worker's start costs more than it gives there. A test of the spread asks for its own.
 os.environ["ASSISTANT_API_CONCURRENCY"] = "1"
 
 import httpx

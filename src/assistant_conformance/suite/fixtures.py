@@ -12,8 +12,6 @@ import httpx
 import pytest
 import requests
 
-from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
 from assistant_conformance.suite.flows.control import resolve_agent
@@ -50,9 +48,7 @@ def target(
         workdir, shared = tmp_path_factory.mktemp("target"), shared_reference.given(pytestconfig)
         opened = open_target(suite_settings, workdir, policy, shared)
     except HarnessError as exc:
-        reason = redact.text(str(exc))
-        run_state(pytestconfig).stopped = reason
-        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+        run_state(pytestconfig).end(str(exc))
     state = run_state(pytestconfig)
     state.lacking = opened.lacking
     state.add("absent", *(a.as_dict() for a in opened.lacking))

@@ -96,8 +96,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session = (worker or {}).get(SESSION) or secrets.token_hex(6)  # one run, all its workers
     shared = run_folder(settings.report_dir, session) if active else None
     workers = int(worker.get("workercount", 1)) if worker else 1
+    controller = bool(config.getoption("numprocesses", None))  # xdist sets None in its workers
     policy = Policy.of(settings, share=workers, shared=shared)
-    if active and (worker or not config.getoption("numprocesses", None)):  # tests run here
+    if active and not controller:  # tests run here
         compat.install(ProbesAdapter(clients.adapter(policy), lambda: _probes_guarding(config)))
         generation.configure(settings.seed, settings.examples)
     if settings.insecure:  # said once in the header and the report, not on every request
@@ -108,7 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
     collector = outcomes.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
     state = RunState(settings, policy, masked, known, caps, collector, bool(worker), active)
-    state.session, state.shared = session, shared
+    state.session, state.shared, state.controller = session, shared, controller
     config.stash[RUN_KEY] = state
     if active and settings.shard:
         config.pluginmanager.register(shards.Split(settings.shard, settings.examples))
@@ -234,8 +235,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     cannot (xdist would report a crash): it skips the rest, and the controller ends the run."""
     state = run_state(item.config)
     if (stopped := state.stop_reason()) and not state.worker:
-        state.stopped = stopped
-        pytest.exit(f"harness error: {stopped}", returncode=Exit.HARNESS)
+        state.end(stopped)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers
@@ -314,7 +314,7 @@ def pytest_terminal_summary(
         return
     if state.result is not None:
         terminal_summary(terminalreporter, state.result, state.settings.report_dir)
-    if getattr(config.option, "numprocesses", None) and (stopped := state.stop_reason()):
+    if state.controller and (stopped := state.stop_reason()):
         terminalreporter.write_line(f"harness error: {stopped}", red=True, bold=True)
     for line in [*(state.sweep.lines if state.sweep else []), *breaches(state.safety)]:
         terminalreporter.write_line(redact.text(line))

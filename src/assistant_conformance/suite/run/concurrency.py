@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 import pytest
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.options import LOCAL_MOST, REMOTE_CONCURRENCY, REMOTE_MOST
 from assistant_conformance.suite.config.settings import (
     OptionError,
@@ -172,10 +171,9 @@ def from_round_trip(seconds: float, cores: int) -> int:
 def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
     state = run_state(session.config)
     if (reason := session.config.stash.get(UNUSABLE_KEY, None)) is not None:
-        state.stopped = reason
-        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+        state.end(reason)
     started = yield
-    if getattr(session.config.option, "numprocesses", None) and not state.worker:
+    if state.controller:
         ask_once(session.config)
     return started
 
@@ -191,8 +189,7 @@ def ask_once(config: pytest.Config) -> None:
     try:
         preflight(remote(settings), run_state(config).policy)
     except HarnessError as exc:
-        run_state(config).stopped = reason = redact.text(str(exc))
-        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+        run_state(config).end(str(exc))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

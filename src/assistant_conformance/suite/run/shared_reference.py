@@ -20,7 +20,6 @@ import pytest
 
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.http.target import EMBEDDED_TOKEN_MS
 from assistant_conformance.suite.run.state import run_state
 
@@ -46,8 +45,7 @@ def launch_once(config: pytest.Config) -> None:
     """The controller of a spread run against no given target launches the run's reference."""
     state = run_state(config)
     settings = state.settings
-    spread = bool(getattr(config.option, "numprocesses", None))
-    if state.worker or not state.active or not spread or settings.base_url or settings.sweep:
+    if not state.controller or not state.active or settings.base_url or settings.sweep:
         return
     if sys.platform == "win32":  # no socket handed to a child there: each worker starts its own
         return
@@ -83,8 +81,7 @@ def check_started(config: pytest.Config) -> None:
     try:
         shared[0].ready()
     except embedded.ServerStartError as exc:
-        run_state(config).stopped = reason = redact.text(str(exc))
-        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
+        run_state(config).end(str(exc))
 
 
 # After pytest-xdist's (registered later, called first), which waits for the workers to end, and

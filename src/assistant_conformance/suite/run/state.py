@@ -16,12 +16,13 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.baseline import BaselineEntry
+from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import GroupStatus, Run
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http import trail
@@ -47,6 +48,7 @@ class RunState:
     active: bool  # the run collects the suite's checks (not e.g. selftests beside them)
     session: str = field(default_factory=lambda: secrets.token_hex(6))  # joins workers' records
     shared: Path | None = None  # where the run's processes share counts (config/shared.py)
+    controller: bool = False  # pytest-xdist's, of a run spread over workers: runs no test itself
     measured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     started: datetime | None = None
     clock: float = 0.0
@@ -62,6 +64,11 @@ class RunState:
     def stop_reason(self) -> str:
         """Why the run was stopped early (a harness error), if it was."""
         return self.stopped or (self.safety.guard.stopped if self.safety else "")
+
+    def end(self, reason: str) -> NoReturn:
+        """Stop the run now as a harness error, in one line: `reason`, redacted."""
+        self.stopped = reason = redact.text(reason)
+        pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
 
     def add(self, name: str, *records: dict[str, Any]) -> None:
         """Measurements to report, under `name` (merged across workers)."""
