@@ -246,17 +246,22 @@ def test_only_a_target_off_this_machine_is_spread_by_default(url: str, loopback:
 
 def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
     """xdist's worksteal hands out contiguous, equal-count shares: the chat-kit tests first, on
-    one worker (the sessions they make stay in its memory); each share then starts with its part
-    of the property layer (the state machines on different workers), then a run of the other
-    tests, a module's together, the module with the longest test first."""
+    one worker (the sessions they make stay in its memory), but one marked after_probe after that
+    share's property tests; each share then starts with its part of the property layer (the state
+    machines on different workers), then a run of the other tests, a module's together, the
+    module with the longest test first."""
 
     class Item:
-        def __init__(self, nodeid: str, *requirements: str) -> None:
+        def __init__(self, nodeid: str, *requirements: str, later: bool = False) -> None:
             self.nodeid, self.path = nodeid, Path(nodeid.split("::")[0])
             self.marks = [pytest.mark.req(*requirements).mark] if requirements else []
+            self.marks += [pytest.mark.after_probe.mark] if later else []
 
         def iter_markers(self, name: str) -> list[pytest.Mark]:
-            return self.marks
+            return [mark for mark in self.marks if mark.name == name]
+
+        def get_closest_marker(self, name: str) -> pytest.Mark | None:
+            return next(iter(self.iter_markers(name)), None)
 
     parts = ["knowledge bases and documents 1", "threads and runs 1", "threads and runs 2"]
     machines = [f"tests/property/test_stateful.py::test_state_machine[{p}]" for p in parts]
@@ -264,15 +269,20 @@ def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
     join = "test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate"  # 0.47 s, shipped
     stream = f"tests/scenario/test_streams.py::{join}"
     chatkit = Item("tests/scenario/test_files.py::test_chatkit", "CHATKIT-SECRET")
-    items = [*map(Item, [*scenario[:20], *machines]), chatkit, *map(Item, [*scenario[20:], stream])]
+    expiry = Item("tests/scenario/test_files.py::test_expiry", "CHATKIT-SECRET", later=True)
+    items = [*map(Item, [*scenario[:20], *machines]), chatkit, expiry]
+    items += [*map(Item, [*scenario[20:], stream])]
     ordered = concurrency.dealt(items, 4, 10)  # type: ignore[arg-type]
     assert sorted(i.nodeid for i in ordered) == sorted(i.nodeid for i in items)
     assert ordered[0] is chatkit
+    later = ordered.index(expiry)  # in the first share, after its property tests
+    assert "stateful" in ordered[later - 1].nodeid and "scenario" in ordered[later + 1].nodeid
+    assert later < 10
     shares = [ordered[0:10], ordered[10:20], ordered[20:30], ordered[30:40]]  # as xdist deals
     for machine in machines:  # each at the head of a share of its own, after the chat-kit test
         assert sum(machine in (s[0].nodeid, s[1].nodeid) for s in shares) == 1
     assert len({n for n, s in enumerate(shares) for i in s if "stateful" in i.nodeid}) == 3
-    rest = [i.nodeid for i in ordered if "scenario" in i.nodeid and i is not chatkit]
+    rest = [i.nodeid for i in ordered if "scenario" in i.nodeid and i not in (chatkit, expiry)]
     assert rest == [stream, *scenario]  # its module's longest test first; in a module, as collected
 
 

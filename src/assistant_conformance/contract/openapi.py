@@ -35,10 +35,12 @@ ID_KINDS = {
 MARKED_STRINGS = ("name", "title", "content")  # sample bodies set these to the marker
 MARKED_OBJECTS = ("metadata", "values")  # and these to {MARKER_KEY: marker}
 # What the suite makes and cannot remove (a chat-kit session) asks to live minutes, no more:
-# every body of the suite that has a lifetime field sets it within these seconds.
+# every generated body that has a lifetime field sets it within LIFETIMES seconds.
 LIFETIME_FIELD = "expires_after"
 LIFETIME = 300  # seconds: what a sample body asks
-LIFETIMES = (60, 600)  # seconds: the least and the most any body of the suite asks
+LIFETIMES = (60, 600)  # seconds: the least and the most a generated body asks
+SHORT_LIFETIME = 1  # seconds, the least the document allows: the chat-kit probe's, whose expiry
+# the expiry check then waits for (a second of other tests later, nothing left to wait)
 HEADER_SAMPLES = {"last-event-id": "0"}
 
 

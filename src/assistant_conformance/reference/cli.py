@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import socket
 import sys
 import tempfile
@@ -90,6 +91,7 @@ def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = 
         http=json_error_protocol(),  # a request uvicorn cannot parse gets a JSON 400 too
     )
     _AnnouncingServer(config).run(sockets=[sock])
+    gc.freeze()  # ending: no last collection of the whole heap (a client waits for the exit)
 
 
 if __name__ == "__main__":

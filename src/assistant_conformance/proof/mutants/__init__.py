@@ -118,6 +118,7 @@ SELECTIONS: dict[str, tuple[str, ...]] = {
     "messages-ignore-offset": ("tests/scenario/test_conversations.py",),
     "conversation-patch-not-persisted": ("tests/scenario/test_conversations.py",),
     "chatkit-secret-never-works": ("tests/scenario/test_files.py",),
+    "chatkit-secret-never-expires": ("tests/scenario/test_files.py",),
     # flows appended last: the one module or operation they change
     "message-created-without-id": ("tests/scenario/test_conversations.py",),
     "count-as-text": ("tests/property/test_property.py", "-k", "countAssistants"),

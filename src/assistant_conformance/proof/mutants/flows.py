@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
+import time
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
@@ -12,9 +14,11 @@ from assistant_conformance.proof.mutants._base import (
     KB_PREFIXES,
     JsonAnswer,
     Mutant,
+    answer_of,
     json_or_none,
     read_body,
     replay,
+    send_answer,
     with_header,
 )
 
@@ -127,6 +131,25 @@ class ChatkitSecretNeverWorks(JsonAnswer):
         return body
 
 
+class ChatkitSecretNeverExpires(Mutant):
+    """CHATKIT-SECRET: a chat-kit session announces the lifetime asked; its secret works an hour."""
+
+    method, path = "POST", re.compile(r"/api/ai/v1/chatkit/sessions")
+    LASTING = 3600
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        asked = json_or_none(await read_body(receive))
+        asked = asked if isinstance(asked, dict) else {}
+        lasting = json.dumps({**asked, "expires_after": self.LASTING}).encode()
+        scope = with_header(scope, b"content-length", str(len(lasting)).encode())
+        start, content = await answer_of(self.app, scope, lasting)
+        body, after = json_or_none(content), asked.get("expires_after")
+        if isinstance(body, dict) and isinstance(after, int) and 200 <= start["status"] < 300:
+            announced = {"expires_after": after, "expires_at": int(time.time()) + after}
+            content = json.dumps({**body, **announced}).encode()
+        await send_answer(send, start, start["status"], content)
+
+
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "status-answers-other-documents": (StatusAnswersOtherDocuments, ("KB-STATUS-EXACT",)),
     "process-never-starts": (ProcessNeverStarts, ("KB-PROCESS-COMPLETES",)),
@@ -136,4 +159,5 @@ REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "knowledges-prefix-diverges": (KnowledgesPrefixDiverges, ("KB-PREFIXES-IDENTICAL",)),
     "kb-description-truncated": (KbDescriptionTruncated, ("KB-UPDATE-ROUNDTRIP",)),
     "chatkit-secret-never-works": (ChatkitSecretNeverWorks, ("CHATKIT-SECRET",)),
+    "chatkit-secret-never-expires": (ChatkitSecretNeverExpires, ("CHATKIT-SECRET",)),
 }

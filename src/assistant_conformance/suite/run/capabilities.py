@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.contract.openapi import LIFETIME, LIFETIME_FIELD
+from assistant_conformance.contract.openapi import LIFETIME_FIELD, SHORT_LIFETIME
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, UNSUPPORTED_GROUP, GroupStatus
 from assistant_conformance.suite.http import observe
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
@@ -43,9 +43,9 @@ GROUP_PROBES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 assert set(GROUP_PROBES) == set(load().groups)
 # A probe's body where `{}` would ask more than the suite wants: a chat-kit session (the interface
-# has no delete for it) asks a lifetime of minutes; the probe's session counts in the run's
-# budget, and the checks that can run on a session made already use it.
-PROBE_BODIES = {"/api/ai/v1/chatkit/sessions": {LIFETIME_FIELD: LIFETIME}}
+# has no delete for it) asks to live a second; the probe's session counts in the run's budget,
+# and the expiry check uses it (its secret has expired by the time that check runs).
+PROBE_BODIES = {"/api/ai/v1/chatkit/sessions": {LIFETIME_FIELD: SHORT_LIFETIME}}
 
 
 def group_of_section(section: str) -> str | None:

@@ -9,6 +9,8 @@ the ledger and measurements merge on the controller (suite/run/state.py)."""
 
 from __future__ import annotations
 
+import atexit
+import gc
 import ipaddress
 import math
 import os
@@ -41,8 +43,19 @@ ROUND_TRIP_KEY = pytest.StashKey[float]()
 UNUSABLE_KEY = pytest.StashKey[str]()
 # Groups whose creates stay (a chat-kit session has no delete): a run makes at most 3 of them
 # (safety/budget.py), each kept in the memory of the process that made it, where the group's next
-# check uses one. Their tests run on one worker, first, where no other worker steals them.
+# check uses one. Their tests run on one worker, first, where no other worker steals them; those
+# marked AFTER_PROBE after that worker's property tests (they wait on what the probe made).
 STAYING_GROUPS = ("chatkit",)
+AFTER_PROBE = "after_probe"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{AFTER_PROBE}: waits on what its group's probe made: run it some tests later"
+    )
+    # As the process ends, nothing it holds is collected: the interpreter's last pass over the
+    # whole heap took a worker 0.2 s, which the controller waits for before it reports.
+    atexit.register(gc.freeze)
 
 
 # A wrapper: before pytest-xdist's own reads -n, whichever plugin loaded first (its hook is
@@ -87,23 +100,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.Item]:
     """The collection as xdist's worksteal hands it out (equal-count contiguous shares, in order;
     a worker that ends early steals from the end of another's): the tests of STAYING_GROUPS at the
-    head of the first share; then each share's part of the property layer, dealt by the shipped
-    durations (longest first, each to the least loaded share: the long chains start at once, on
-    different workers); then the next run of the other tests, a module's together (its fixtures
-    made once a share), the module with the longest test first: a share ends with short tests,
-    which another worker that is done may take."""
+    head of the first share (those marked AFTER_PROBE after its property tests); then each share's
+    part of the property layer, dealt by the shipped durations (longest first, each to the least
+    loaded share: the long chains start at once, on different workers); then the next run of the
+    other tests, a module's together (its fixtures made once a share), the module with the
+    longest test first: a share ends with short tests, which a worker that is done may take."""
     staying = [i for i in items if set(capabilities.groups_of(i)) & set(STAYING_GROUPS)]
+    later = [i for i in staying if i.get_closest_marker(AFTER_PROBE)]
     generated = [i for i in items if i.path.parent.name == "property" and i not in staying]
     rest = [i for i in items if i.path.parent.name != "property" and i not in staying]
     rest = _longest_module_first(rest, examples)
     by_id = {item.nodeid: item for item in generated}
-    ordered = [*staying]
+    ordered = [i for i in staying if i not in later]
     sizes = _share_sizes(len(items), workers)
     sizes[0] -= len(staying)
     for size, share in zip(sizes, split(list(by_id), workers, examples), strict=True):
         taken = max(0, size - len(share))
-        ordered += [by_id[nodeid] for nodeid in share] + rest[:taken]
-        rest = rest[taken:]
+        ordered += [by_id[nodeid] for nodeid in share] + later + rest[:taken]
+        later, rest = [], rest[taken:]
     return ordered + rest
 
 

@@ -84,11 +84,15 @@ def check_started(config: pytest.Config) -> None:
         run_state(config).end(str(exc))
 
 
-# After pytest-xdist's (registered later, called first), which waits for the workers to end, and
-# before the plugin's, which writes the reports (trylast) while the reference ends.
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    if (shared := session.config.stash.get(SHARED, None)) is not None:
-        shared[0].process.terminate()
+# Once every worker said it finished (their session's ends, clean-up included, are behind them):
+# the reference ends while pytest-xdist waits for the workers' exit and the reports are written.
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    try:
+        return (yield)
+    finally:
+        if (shared := session.config.stash.get(SHARED, None)) is not None:
+            shared[0].process.terminate()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

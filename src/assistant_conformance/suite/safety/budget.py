@@ -48,6 +48,10 @@ class Made:
     expires: str | None  # ISO 8601, UTC; None: the target did not say
     response: Any = None  # the create's answer as its client gave it (a control of the create)
 
+    def expires_by(self) -> float | None:
+        """The latest it goes, in epoch seconds (`expires` is kept to the second, cut)."""
+        return _instant(self.expires) + 1 if self.expires else None
+
 
 @dataclass
 class Allowance:
@@ -99,6 +103,12 @@ class Allowance:
             found = [m for m in self.made if m.kind == kind and m.expires]
         found = [m for m in found if _instant(m.expires) - now >= lasting]
         return max(found, key=lambda m: _instant(m.expires), default=None)
+
+    def soonest(self, kind: str) -> Made | None:
+        """The `kind` this process made that expires first (None: none with a known expiry)."""
+        with self._lock:
+            found = [m for m in self.made if m.kind == kind and m.expires]
+        return min(found, key=lambda m: _instant(m.expires), default=None)
 
     def first(self, kind: str) -> Made | None:
         """The first `kind` this process made (its create accepted: a control of the create)."""
