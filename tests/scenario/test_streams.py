@@ -16,7 +16,7 @@ from assistant_conformance.suite.http.sse import SseEvent, read_stream
 from assistant_conformance.suite.judging import checks, findings
 
 STREAM_WORDS = 20  # a short run: one event per word on a token-streaming agent
-RESUME_WORDS = 80  # long enough to drop its stream mid-run and join while it still runs
+RESUME_WORDS = 40  # long enough to drop its stream mid-run and join while it still runs
 
 
 # What every test here checks on the way: a thread, a streamed run and its events.
