@@ -23,6 +23,7 @@ CHATKIT = "/api/ai/v1/chatkit/sessions"
 SESSION = kind_of(CHATKIT)  # made and never removed: the run's budget counts them (ledger)
 STILL_LIVING = 30.0  # seconds a session made earlier in the run must still live to be used
 EXPIRY_GRACE = 3.0  # seconds past the expiry within which the secret must stop working
+LONGEST_WAIT = 10.0  # seconds the expiry check waits for a secret to expire, at most
 
 
 def upload(api: httpx.Client, path: str, ledger: Ledger) -> httpx.Response:
@@ -119,10 +120,10 @@ def expiring_session(api: httpx.Client, ledger: Ledger) -> tuple[str, float | No
     """A session of the run that has expired or soon will (the capability probe's, asked to live
     SHORT_LIFETIME), else one made now to live that long: its secret and expiry."""
     made = ledger.budget.soonest(SESSION)
-    secret = made.answer.get("client_secret") if made is not None else None
-    expires = made.expires_by() if made is not None else None
-    if isinstance(secret, str) and expires is not None and expires - time.time() <= 10:
-        return secret, expires
+    if made is not None and isinstance(secret := made.answer.get("client_secret"), str):
+        expires = made.expires_by()
+        if expires is not None and expires - time.time() <= LONGEST_WAIT:
+            return secret, expires
     return new_session(api, SHORT_LIFETIME)
 
 
@@ -132,7 +133,7 @@ def test_chatkit_secret_stops_working_once_expired(
     api: httpx.Client, policy: Policy, target: Target, ledger: Ledger
 ) -> None:
     secret, expires = expiring_session(api, ledger)
-    if expires is None or expires - time.time() > 10:
+    if expires is None or expires - time.time() > LONGEST_WAIT:
         pytest.skip("the target gave the session a longer life than asked: expiry not waited for")
     time.sleep(max(0.0, expires - time.time()))
     deadline = expires + EXPIRY_GRACE

@@ -47,15 +47,16 @@ UNUSABLE_KEY = pytest.StashKey[str]()
 # marked AFTER_PROBE after that worker's property tests (they wait on what the probe made).
 STAYING_GROUPS = ("chatkit",)
 AFTER_PROBE = "after_probe"
+# As a process of the run ends, nothing it holds is collected: the interpreter's last pass over
+# the whole heap took a worker 0.2 s, which the controller waits for before it reports. Once a
+# process (not at each configure: a process may run pytest many times).
+atexit.register(gc.freeze)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{AFTER_PROBE}: waits on what its group's probe made: run it some tests later"
     )
-    # As the process ends, nothing it holds is collected: the interpreter's last pass over the
-    # whole heap took a worker 0.2 s, which the controller waits for before it reports.
-    atexit.register(gc.freeze)
 
 
 # A wrapper: before pytest-xdist's own reads -n, whichever plugin loaded first (its hook is

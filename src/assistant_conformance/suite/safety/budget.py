@@ -99,16 +99,17 @@ class Allowance:
         """One `kind` this process made that lives `lasting` seconds more (the longest-lived);
         None when there is none."""
         now = datetime.now(UTC).timestamp()
-        with self._lock:
-            found = [m for m in self.made if m.kind == kind and m.expires]
-        found = [m for m in found if _instant(m.expires) - now >= lasting]
+        found = [m for m in self._dated(kind) if _instant(m.expires) - now >= lasting]
         return max(found, key=lambda m: _instant(m.expires), default=None)
 
     def soonest(self, kind: str) -> Made | None:
         """The `kind` this process made that expires first (None: none with a known expiry)."""
+        return min(self._dated(kind), key=lambda m: _instant(m.expires), default=None)
+
+    def _dated(self, kind: str) -> list[Made]:
+        """What this process made of `kind` with a known expiry."""
         with self._lock:
-            found = [m for m in self.made if m.kind == kind and m.expires]
-        return min(found, key=lambda m: _instant(m.expires), default=None)
+            return [m for m in self.made if m.kind == kind and m.expires]
 
     def first(self, kind: str) -> Made | None:
         """The first `kind` this process made (its create accepted: a control of the create)."""
