@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -50,3 +56,39 @@ def test_oversized_body_is_413(reference_server):
 def test_start_failure_is_one_readable_line(tmp_path):
     with pytest.raises(embedded.ServerStartError, match="exited during start-up"):
         embedded.start(["t"], tmp_path / "x.db", extra_args=["--host", "203.0.113.1"])
+
+
+def test_a_server_ends_with_the_process_that_started_it(tmp_path):
+    """A run killed outright (SIGKILL: no clean-up of its own) leaves no reference running: the
+    server reads the pipe its starter holds on its stdin and ends when it closes."""
+    starter = subprocess.Popen(
+        [sys.executable, "-c", STARTER, str(tmp_path / "x.db")], stdout=subprocess.PIPE, text=True
+    )
+    assert starter.stdout is not None
+    pid = int(starter.stdout.readline())
+    starter.kill()
+    starter.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _running(pid):
+        time.sleep(0.05)
+    assert not _running(pid)
+
+
+STARTER = """
+import sys, time
+from pathlib import Path
+from assistant_conformance.reference import embedded
+server = embedded.start(["t"], Path(sys.argv[1]))
+print(server.process.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # An ended child of the killed starter is reaped by init; a zombie counts as ended.
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))

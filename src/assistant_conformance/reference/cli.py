@@ -7,6 +7,7 @@ import gc
 import socket
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,7 +43,20 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--body-timeout", type=float, default=30.0, help="seconds a request body may take (408)"
     )
+    parser.add_argument(
+        "--end-with-stdin",
+        action="store_true",
+        help="end when standard input closes (a pipe of the process that started it: it ends "
+        "when that process does, killed too)",
+    )
     return parser
+
+
+def _end_at_eof(server: uvicorn.Server) -> None:
+    """Read standard input to its end (the starting process closed it, or died), then stop."""
+    while sys.stdin.buffer.read(4096):
+        pass
+    server.should_exit = True
 
 
 class _AnnouncingServer(uvicorn.Server):
@@ -90,7 +104,10 @@ def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = 
         timeout_graceful_shutdown=2,
         http=json_error_protocol(),  # a request uvicorn cannot parse gets a JSON 400 too
     )
-    _AnnouncingServer(config).run(sockets=[sock])
+    server = _AnnouncingServer(config)
+    if args.end_with_stdin:
+        threading.Thread(target=_end_at_eof, args=(server,), daemon=True).start()
+    server.run(sockets=[sock])
     gc.freeze()  # ending: no last collection of the whole heap (a client waits for the exit)
 
 

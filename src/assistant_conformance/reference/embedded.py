@@ -90,9 +90,11 @@ def launch(tokens: list[str], db_path: Path, token_delay_ms: int = 20) -> Runnin
 
 
 def _arguments(tokens: list[str], db_path: Path, token_delay_ms: int) -> list[str]:
-    # The tokens travel in argv of a loopback child only; they are never printed.
+    # The tokens travel in argv of a loopback child only; they are never printed. The server
+    # ends with the pipe on its stdin (`_spawn`): a starting process killed leaves none behind.
     words = [f"--token={token}" for token in tokens]  # "=": a random token may start with "-"
-    return [*words, "--db", str(db_path), "--token-delay-ms", str(token_delay_ms)]
+    args = [*words, "--db", str(db_path), "--token-delay-ms", str(token_delay_ms)]
+    return [*args, "--end-with-stdin"]
 
 
 def _spawn(
@@ -101,7 +103,7 @@ def _spawn(
     log_path = db_path.with_suffix(".log")
     with log_path.open("a") as log:  # stderr goes to a file so a chatty server can never block
         process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=log, text=True, env=os.environ.copy(),
-            pass_fds=keep,
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+            env=os.environ.copy(), pass_fds=keep,
         )  # fmt: skip
     return RunningServer(base_url=base_url, process=process, db_path=db_path)
