@@ -280,3 +280,20 @@ def test_a_stalled_body_gets_408_and_stalled_clients_do_not_hold_others(tmp_path
             assert all(a.startswith(b"HTTP/1.1 408 ") for a in answers), answers[0][:200]
             expect_json_4xx((408, answers[0].partition(b"\r\n\r\n")[2]))
             assert client.post("/api/ai/threads/search", json={"limit": 10}).json() == []
+
+
+def test_a_request_cut_off_in_its_body_stores_nothing(server: embedded.RunningServer) -> None:
+    """A client gone after the headers (its process killed, say): neither the part of the body
+    sent nor none at all is taken for the whole body, so nothing is created."""
+    stored = dump(server.db_path)
+    url = urlsplit(server.base_url)
+    head = (
+        "POST /api/ai/conversations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {TOKEN_A}\r\nContent-Length: 60\r\n\r\n"
+    ).encode()
+    for sent in (b"", b'{"title": "cut'):
+        with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+            sock.sendall(head + sent)
+            time.sleep(0.2)  # the server has the headers and waits for the rest
+    time.sleep(0.3)  # what it would do with the request is done by now
+    assert dump(server.db_path) == stored

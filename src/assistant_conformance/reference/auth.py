@@ -64,7 +64,8 @@ class BearerAuth:
 class BodyLimit:
     """ASGI middleware: 413 JSON for a request body larger than `limit` bytes; 408 (and the
     connection closed) for one not complete within `seconds`, so a client that stalls its body
-    holds neither a request nor a connection for longer."""
+    holds neither a request nor a connection for longer; a client gone before its whole body
+    was sent is not served (its cut body would be taken as the whole: an empty one as none)."""
 
     def __init__(self, app: ASGIApp, limit: int, seconds: float = 30.0):
         self.app = app
@@ -86,8 +87,8 @@ class BodyLimit:
             async with asyncio.timeout(self.seconds):
                 while more:
                     message = await receive()
-                    if message["type"] != "http.request":
-                        break
+                    if message["type"] != "http.request":  # gone before its whole body:
+                        return  # nobody to answer, and a body cut short is never served
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > self.limit:
