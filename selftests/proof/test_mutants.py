@@ -47,3 +47,4 @@ def test_mutant_is_reported_by_its_requirements(name: str) -> None:
     outcome = outcomes()[name]
     assert not outcome.problem, f"{outcome.problem}\n{outcome.log}"
     assert outcome.observed == outcome.case.wanted(), outcome.log
+    assert all(v == "pass" for v in outcome.kept.values()), f"{outcome.kept}\n{outcome.log}"

@@ -4,7 +4,7 @@ killtable.json and the terminal's table (proof/killtable.py runs the cases)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant_conformance.contract.catalogue import load
@@ -22,6 +22,8 @@ class Case:
     summary: str  # the first line of the class docstring
     lenient: bool = False  # a variant the contract allows SHOULD warnings on (no-validation)
     bound: Bound | None = None  # a hostile mutant's: time, memory and exit status of the run
+    kept: tuple[str, ...] = ()  # a mutant's: requirements its run must still pass
+    warns: tuple[str, ...] = ()  # a variant's: the SHOULDs it may warn (room the document leaves)
 
     @property
     def server_args(self) -> list[str]:
@@ -44,6 +46,7 @@ class CaseOutcome:
     result: str = ""  # killed / survived / inexact / passed / failed
     level: str = ""  # the certification level the run reached
     peak_mib: float | None = None  # the suite process's peak memory (its report says)
+    kept: dict[str, str] = field(default_factory=dict)  # the case's kept IDs -> their verdicts
 
     @property
     def ok(self) -> bool:
@@ -54,13 +57,24 @@ def shown_verdicts(verdicts: dict[str, str]) -> str:
     return ", ".join(f"{rid} {v}" for rid, v in sorted(verdicts.items())) or "none"
 
 
+def expected_text(case: Case) -> str:
+    """What the case's run must report: a mutant's IDs (and those it keeps passing), a variant's
+    SHOULDs it may warn, else no finding."""
+    if case.kind == MUTANT:
+        kept = "".join(f", {rid} pass" for rid in case.kept)
+        return shown_verdicts(case.wanted()) + kept
+    if case.warns:
+        return "at most " + shown_verdicts(dict.fromkeys(case.warns, "warn"))
+    return "no finding"
+
+
 def rows(outcomes: list[CaseOutcome]) -> list[dict[str, str]]:
     return [
         {
             "case": o.case.name,
             "kind": o.case.kind,
-            "expected": shown_verdicts(o.case.wanted()) if o.case.kind == MUTANT else "no finding",
-            "observed": o.problem or shown_verdicts(o.observed),
+            "expected": expected_text(o.case),
+            "observed": o.problem or shown_verdicts({**o.observed, **o.kept}),
             "result": o.result,
             "seconds": f"{o.seconds:.1f}",
             "peak MiB": "-" if o.peak_mib is None else f"{o.peak_mib:.0f}",

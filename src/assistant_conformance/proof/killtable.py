@@ -7,10 +7,11 @@ Each case gets its own reference server (`--mutant NAME` / `--variant NAME`) and
 process pointed at it with `--base-url`, several at a time. A mutant is **killed** when the
 requirements reported failed or warned are exactly the registry's IDs (a MUST failed, a SHOULD
 warned) and none errs; it **survived** when one of its IDs is not reported, and is **inexact** when
-they are, but with others or with errors. A variant **passed** when the whole suite, run against it
-at a shallower property depth (VARIANT_DEPTH: every test and requirement, fewer generated cases),
-gives no failure, no warning and no error: the reference itself gets none (the README's first
-command shows it, at the default depth). Writes killtable.md and killtable.json to the report
+they are, but with others, with errors, or with a requirement it keeps (`kept`) not passing. A
+variant **passed** when the whole suite, run against it at a shallower property depth
+(VARIANT_DEPTH: every test and requirement, fewer generated cases), gives no failure, no error and
+no warning but on the SHOULDs it names (`warns`): the reference itself gets none (the README's
+first command shows it, at the default depth). Writes killtable.md and killtable.json to the report
 directory; exits 0 only when every mutant is killed and every variant passed.
 """
 
@@ -38,11 +39,12 @@ from assistant_conformance.proof.killreport import (
     write_killtable,
 )
 from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
-from assistant_conformance.proof.mutants._base import Bound
+from assistant_conformance.proof.mutants._base import Bound, Mutant
 from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import pipe
+from assistant_conformance.report.model import PASS
 
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
@@ -58,12 +60,14 @@ def first_paragraph(cls: type) -> str:
     return " ".join((cls.__doc__ or "").split("\n\n")[0].split())
 
 
+def mutant_case(name: str, cls: type[Mutant], expected: tuple[str, ...]) -> Case:
+    summary = first_paragraph(cls)
+    return Case(name, MUTANT, expected, selection(name), summary, bound=cls.bound, kept=cls.kept)
+
+
 def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -> list[Case]:
     """The cases to run: every mutant and every variant (or those named)."""
-    every = [
-        Case(name, MUTANT, expected, selection(name), first_paragraph(cls), bound=cls.bound)
-        for name, (cls, expected) in MUTANTS.items()
-    ]
+    every = [mutant_case(name, cls, expected) for name, (cls, expected) in MUTANTS.items()]
     every += [
         Case(
             name,
@@ -72,6 +76,7 @@ def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -
             (*VARIANT_DEPTH, *getattr(cls, "pytest_args", ())),
             first_paragraph(cls),
             getattr(cls, "warnings_allowed", False),
+            warns=getattr(cls, "warns", ()),
         )
         for name, cls in VARIANTS.items()
     ]
@@ -123,10 +128,13 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
     log_tail = log_path.read_text(errors="replace")[-4000:]
     report = report_dir / "conformance.json"
     observed: dict[str, str] = {}
+    kept: dict[str, str] = {}
     level, peak = "", None
     if report.exists() and not problem:
         document = json.loads(report.read_text(encoding="utf-8"))
-        observed = {r["id"]: r["verdict"] for r in document["requirements"] if r["verdict"] in BAD}
+        verdicts = {r["id"]: r["verdict"] for r in document["requirements"]}
+        observed = {rid: v for rid, v in verdicts.items() if v in BAD}
+        kept = {rid: verdicts.get(rid, "absent") for rid in case.kept}
         level = document["certification"]["level"]
         peak = document.get("peak_memory_mib")
     elif not problem:
@@ -135,7 +143,7 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
     if case.bound is not None and not problem:
         problem = beyond(case.bound, seconds, peak, status)
     return CaseOutcome(
-        case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak
+        case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak, kept=kept
     )
 
 
@@ -160,7 +168,8 @@ def judge_outcomes(outcomes: list[CaseOutcome]) -> None:
             if outcome.problem or any(seen.get(r) != v for r, v in wanted.items()):
                 outcome.result = "survived"
             else:
-                outcome.result = "killed" if seen == wanted else "inexact"
+                kept = all(v == PASS for v in outcome.kept.values())
+                outcome.result = "killed" if seen == wanted and kept else "inexact"
             continue
         if outcome.case.lenient:  # SHOULD warnings only, and every part of the contract met
             catalogue = load()
@@ -170,7 +179,9 @@ def judge_outcomes(outcomes: list[CaseOutcome]) -> None:
             good = not outcome.problem and only_should and outcome.level == "full"
             outcome.result = "passed" if good else "failed"
             continue
-        outcome.result = "failed" if outcome.problem or seen else "passed"
+        allowed = {rid: "warn" for rid in outcome.case.warns}  # the SHOULDs it breaks, if any
+        own = all(allowed.get(rid) == v for rid, v in seen.items())
+        outcome.result = "passed" if not outcome.problem and own else "failed"
 
 
 def rank(case: Case) -> int:
@@ -218,9 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if args.list:
         for case in selected:
-            print(
-                f"{case.kind:9} {case.name:36} {' '.join(case.expected) or '-':40} {case.summary}"
-            )
+            ids = " ".join(case.expected or case.warns) or "-"
+            print(f"{case.kind:9} {case.name:36} {ids:40} {case.summary}")
         return 0
     started = time.monotonic()
     if args.workdir:

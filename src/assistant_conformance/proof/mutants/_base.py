@@ -31,6 +31,7 @@ class Mutant:
     method = ""
     path = re.compile(r"$^")
     bound: Bound | None = None  # a hostile mutant's bound on the run (hostile.py)
+    kept: tuple[str, ...] = ()  # requirements its run must pass, beside catching its own
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

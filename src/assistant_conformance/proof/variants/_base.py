@@ -15,6 +15,7 @@ class Variant:
     """Base: passes everything through; a subclass changes what it is about."""
 
     pytest_args: tuple[str, ...] = ()  # how the whole suite runs against it, if not as usual
+    warns: tuple[str, ...] = ()  # the SHOULDs it breaks where the document leaves room
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
