@@ -4,9 +4,12 @@ kill table then shows what the suite makes of them).
 
 Mutants: wait answers 500 after a run that succeeded (the other run paths work); a bodyless
 search answers a 2xx carrying an error; one operation's 401 lacks its challenge; wait answers 200
-declared text/plain; a malformed state write is 500 after a run, 400 before.
+declared text/plain; a malformed state write is 500 after a run, 400 before; events without ids
+whose finished run's join is empty.
 Variants: namespaces in objects; a run status that lags its stream's end in chosen runs; runs that
-take a plain text input; strict run bodies; idle state reads that vary; an id-less opening frame.
+take a plain text input; strict run bodies; idle state reads that vary; an id-less opening frame;
+500 for documents that are none; a state write that needs a run; ids only on the older spelling;
+a deleted knowledge base's status empty under both prefixes.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import pytest
 from safety_support import TOKEN, reference_app, serve
 
 from assistant_conformance.proof.mutants import truth
-from assistant_conformance.proof.variants import dialects, queued
+from assistant_conformance.proof.variants import dialects, knowledge, queued, threads
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
 from assistant_conformance.suite.http import sse
 
@@ -157,6 +160,18 @@ def test_malformed_state_is_refused_before_a_run_and_fails_after(served) -> None
     assert anonymous.status_code == 401
 
 
+def test_events_carry_no_id_and_a_finished_runs_join_is_empty(served) -> None:
+    client = served(truth.IdlessReplayEmpty)
+    thread = new_thread(client)
+    answer, events = streamed(
+        client, "POST", f"/api/ai/threads/{thread}/runs/stream", json=echo("a b")
+    )
+    assert events[-1].event == "end" and not any(e.own_id for e in events)
+    join = f"/api/ai/threads/{thread}/runs/{run_in(answer)}/stream"
+    joined, replayed = streamed(client, "GET", join)
+    assert joined.status_code == 200 and replayed == []
+
+
 # --- variants ----------------------------------------------------------------------------------
 
 
@@ -261,3 +276,57 @@ def test_every_connection_opens_with_its_own_idless_frame(served) -> None:
     named = [(e.id, e.event, e.data) for e in live[1:]]
     assert [(e.id, e.event, e.data) for e in replayed[1:]] == named
     assert [(e.id, e.event, e.data) for e in resumed[1:]] == named[2:]
+
+
+KB = "/api/ai/v1/kb"
+OTHER_KB = "/api/ai/knowledges"
+
+
+def test_references_to_no_document_answer_500(served) -> None:
+    client = served(knowledge.KbReferencesToNothing500)
+    kb = client.post(KB, json={"name": "kb"}).json()["id"]
+    (doc,) = client.post(f"{KB}/{kb}/bulk", json=[{"name": "d"}]).json()
+    assert client.post(f"{KB}/{kb}/process", json=[doc["id"]]).status_code == 201
+    assert client.get(f"{KB}/{kb}/status", params={"ids": doc["id"]}).status_code == 200
+    for named in (["LPT1"], ["", doc["id"]]):
+        assert client.post(f"{KB}/{kb}/process", json=named).status_code == 500
+    assert client.get(f"{OTHER_KB}/{kb}/status", params={"ids": "LPT1"}).status_code == 500
+    assert client.post(f"{KB}/{kb}/process", json=[1]).status_code == 400  # not strings
+    assert client.post(f"{KB}/{uuid.uuid4()}/process", json=["LPT1"]).status_code == 404
+
+
+def test_a_state_write_waits_for_a_run(served) -> None:
+    client = served(threads.StateWriteNeedsRun)
+    thread = new_thread(client)
+    write = {"values": {"messages": [{"type": "human", "content": "kept"}]}}
+    refused = client.post(f"/api/ai/threads/{thread}/state", json=write)
+    assert refused.status_code == 409 and "run an assistant first" in refused.json()["message"]
+    assert client.post(f"/api/ai/threads/{thread}/runs/wait", json=echo("once")).status_code == 201
+    assert client.post(f"/api/ai/threads/{thread}/state", json=write).status_code == 201
+    state = client.get(f"/api/ai/threads/{thread}/state").json()
+    assert "kept" in [m["content"] for m in state["values"]["messages"]]
+
+
+def test_events_are_numbered_only_when_asked_to_continue(served) -> None:
+    client = served(threads.IdsOnContinueOnly)
+    thread = new_thread(client)
+    url = f"/api/ai/threads/{thread}/runs/stream"
+    _, plain = streamed(client, "POST", url, json=echo("a b", stream_resumable=True))
+    answer, numbered = streamed(client, "POST", url, json=echo("a b", on_disconnect="continue"))
+    assert plain and not any(e.own_id for e in plain)
+    assert numbered and all(e.own_id and e.id for e in numbered)
+    join = f"/api/ai/threads/{thread}/runs/{run_in(answer)}/stream"
+    _, resumed = streamed(client, "GET", join, headers={"last-event-id": numbered[1].id})
+    assert [e.id for e in resumed] == [e.id for e in numbered[2:]]
+
+
+def test_a_deleted_knowledge_base_answers_its_status_empty_under_both_prefixes(served) -> None:
+    client = served(knowledge.DeletedKbStatusEmpty)
+    kb = client.post(OTHER_KB, json={"name": "kb"}).json()["id"]
+    (doc,) = client.post(f"{KB}/{kb}/bulk", json=[{"name": "d"}]).json()
+    assert client.delete(f"{OTHER_KB}/{kb}").status_code == 200
+    for prefix in (KB, OTHER_KB):
+        gone = client.get(f"{prefix}/{kb}/status", params={"ids": doc["id"]})
+        assert (gone.status_code, gone.json()) == (200, [])
+        assert client.put(f"{prefix}/{kb}", json={"name": "again"}).status_code == 404
+    assert client.get(f"{KB}/{uuid.uuid4()}/status", params={"ids": "x"}).status_code == 404

@@ -10,6 +10,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants._base import (
     ERROR_500,
+    RUN,
+    RUN_TERMINAL,
     THREAD,
     Mutant,
     answer_of,
@@ -21,8 +23,10 @@ from assistant_conformance.proof.mutants._base import (
     send_json,
 )
 from assistant_conformance.proof.mutants.statuses import NoWwwAuthenticate
+from assistant_conformance.proof.mutants.streams import EventsWithoutIds
 
 WAIT = re.compile(THREAD + r"/runs/wait")
+JOIN = re.compile(f"({RUN})/stream")
 # What any run path serves, as `-k` words (each matches the IDs it is part of; the whole
 # expression must stay short: the command line reads each argument as a possible path): a
 # mutant that breaks one run path is run against all of it, so a verdict the broken path takes
@@ -90,6 +94,14 @@ class MessageSearchCrashAsSuccess(CrashAsSuccess):
     crash = "Cannot read properties of undefined (reading 'where')"
 
 
+class MessageSearchCrashKeepsStatus(MessageSearchCrashAsSuccess):
+    """MSG-SEARCH-NO-BODY: as message-search-2xx-error, judged over the whole conversations area
+    (its scenarios and the property layer): a search with a body answers 200 with its results, so
+    MSG-STATUS is kept on every message operation (it must pass)."""
+
+    kept = ("MSG-STATUS",)
+
+
 class StoreCrashAsSuccess(CrashAsSuccess):
     """STORE-NO-BODY: store item search and namespaces without a body answer `201 {"message":
     "Cannot read properties of undefined (reading 'namespace_prefix')"}`; with a body, as the
@@ -106,6 +118,25 @@ class ThreadSearchWithoutChallenge(NoWwwAuthenticate):
 
     method, path = "POST", re.compile(r"/api/ai/threads/search")
     applies = Mutant.applies  # one operation, not every request
+
+
+class IdlessReplayEmpty(EventsWithoutIds):
+    """RUN-STREAM-EVENT-IDS: events carry no `id:`; RUN-JOIN-REPLAY: joining a finished run
+    (without last-event-id: the whole run again) answers an event stream that ends at once,
+    empty; a join of a run still going streams the rest, as the reference."""
+
+    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
+        joined = JOIN.fullmatch(scope["path"]) if scope["method"] == "GET" else None
+        if joined is not None:
+            start, content = await answer_of(self.app, as_request(scope, "GET", joined[1]))
+            run = json_or_none(content)
+            ended = isinstance(run, dict) and run.get("status") in RUN_TERMINAL
+            if start["status"] == 200 and ended:
+                headers = [(b"content-type", b"text/event-stream"), (b"content-length", b"0")]
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await super().mutate(scope, receive, send)
 
 
 def message_like(entry: Any) -> bool:
@@ -163,4 +194,12 @@ REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     ),
     "wait-200-text-plain": (WaitAnswersTextPlain, ("RUN-STATUS", "ROBUST-JSON-CONTENT-TYPE")),
     "state-write-500-after-run": (StateWriteCrashesAfterRun, ("ROBUST-NO-5XX",)),
+    "events-without-ids-replay-empty": (
+        IdlessReplayEmpty,
+        ("RUN-STREAM-EVENT-IDS", "RUN-JOIN-REPLAY"),
+    ),
+    "message-search-2xx-error-status-kept": (
+        MessageSearchCrashKeepsStatus,
+        ("MSG-SEARCH-NO-BODY",),
+    ),
 }

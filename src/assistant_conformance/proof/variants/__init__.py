@@ -20,6 +20,10 @@ from assistant_conformance.proof.variants.dialects import (
     StrictRunOptions,
 )
 from assistant_conformance.proof.variants.identifiers import OpaqueIdentifiers, opaque_ids, own_ids
+from assistant_conformance.proof.variants.knowledge import (
+    DeletedKbStatusEmpty,
+    KbReferencesToNothing500,
+)
 from assistant_conformance.proof.variants.lenient import NoValidation
 from assistant_conformance.proof.variants.queued import IdlessOpeningFrame, StatusLagsStreamEnd
 from assistant_conformance.proof.variants.references import KbNameRequired, KbReferencesChecked
@@ -31,6 +35,7 @@ from assistant_conformance.proof.variants.spelling import (
     SseDialect,
     Throttling,
 )
+from assistant_conformance.proof.variants.threads import IdsOnContinueOnly, StateWriteNeedsRun
 
 __all__ = ["VARIANTS", "SseDialect", "opaque_ids", "own_ids", "with_variant"]
 
@@ -51,6 +56,10 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "idless-opening-frame": IdlessOpeningFrame,
     "kb-references-checked": KbReferencesChecked,
     "kb-name-required": KbNameRequired,
+    "kb-references-to-nothing-500": KbReferencesToNothing500,
+    "state-write-needs-a-run": StateWriteNeedsRun,
+    "ids-on-continue-only": IdsOnContinueOnly,
+    "deleted-kb-status-empty": DeletedKbStatusEmpty,
 }
 
 
