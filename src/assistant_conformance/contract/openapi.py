@@ -79,6 +79,10 @@ class Operation:
     # x-requirements: what a finding on it is charged to, by kind (status, deleted, created,
     # query, content-type); suite/judging/charges.py reads them.
     requirements: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    # x-references: the query parameters whose values, and whether the body's strings, name
+    # resources (a request follows the document only where they name what the run made)
+    query_references: tuple[str, ...] = ()
+    body_references: bool = False
 
     @property
     def status_requirement(self) -> str:
@@ -242,6 +246,10 @@ def _operation(path: str, method: str, item: dict[str, Any], raw: dict[str, Any]
         tags=tuple(raw.get("tags", ())),
         body_kind=_body_kind(raw),
         requirements=dict(raw["x-requirements"]),
+        query_references=tuple(
+            p["name"] for p in map(resolve, params) if p["in"] == "query" and "x-references" in p
+        ),
+        body_references="x-references" in body,
     )
 
 

@@ -12,8 +12,10 @@ format -> KB-UUID-FORMAT, type -> KB-FIELD-TYPES), the bulk array, the process a
 a missing body, the required query parameters; anything else is ROBUST-BAD-INPUT-4XX. `null` in
 an interpreted body, unknown parameters and a missing `last-event-id` are not asked about. A 5xx
 on negative or interpreted input is ROBUST-NO-5XX only; a non-JSON 4xx is ROBUST-ERROR-JSON. An
-operation's status is judged only on requests the document shows valid: not on a path id the run
-neither created nor followed a link to (a generated `0` names nothing; a 5xx there: ROBUST-NO-5XX).
+operation's status is judged only on requests the document shows valid: not where a reference (a
+path id, the status query's `ids`, the process body's strings: property/claims.names_owned) names
+what the run neither created nor followed a link to (a generated `0` or `LPT1` names nothing; a
+5xx there: ROBUST-NO-5XX).
 Each finding carries how a replay judges it again (suite/evidence/replay.py).
 """
 
@@ -134,7 +136,7 @@ def check_failure(
     check: str, case: Case, response: Response, failure: Failure, known: bool = True
 ) -> str | None:
     """The requirement a check failure is a finding against; None where the suite may not ask.
-    `known`: every path id names what the run created or followed a link to (else the request
+    `known`: every reference names what the run created or followed a link to (else the request
     is none the document shows valid: its status is not judged, a 5xx is ROBUST-NO-5XX's)."""
     op = by_id(operation_id(case))
     negative = case.meta is not None and case.meta.generation.mode.is_negative

@@ -17,7 +17,7 @@ thread's metadata `conformance_run`, a conversation's title, an upload's file na
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -108,6 +108,28 @@ def unmade(case: Case, ledger: Ledger | None) -> tuple[str, Any]:
     if any(n.location == "body" for n in negations(case)):
         return "", control
     return f"not sent: a valid body would make a {kind}, which nothing removes", control
+
+
+def names_owned(
+    case: Case, owned: Collection[str], linked: Collection[str], linked_body: bool
+) -> bool:
+    """Whether every reference of `case` names what the run made: each path id, each value of a
+    query parameter the document marks a reference (the status query's comma-separated `ids`)
+    and each string of a body it marks so (process) was filled by a link of the run (`linked`:
+    the path and query parameters; `linked_body`) or names what the run created (`owned`). Only
+    then does the request follow the document (its status judged); a reference to nothing (`0`,
+    `LPT1`, "") makes it a robustness case: a 5xx there is ROBUST-NO-5XX's, not the status's."""
+    op = by_id(operation_id(case))
+    paths = (case.path_parameters or {}).items()
+    named = [str(value) for name, value in paths if name not in linked]
+    query = case.query or {}
+    for name in op.query_references:
+        if name in query and name not in linked:
+            named += [part.strip() for part in str(query[name]).split(",")]
+    body = case.body
+    if op.body_references and not linked_body and isinstance(body, list):
+        named += [item if isinstance(item, str) else "" for item in body]
+    return all(value in owned for value in named)
 
 
 def sending(case: Case) -> AbstractContextManager[None]:

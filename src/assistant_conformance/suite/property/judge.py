@@ -1,7 +1,7 @@
-"""The property layer's judgements within one test: passes once per requirement, the first few
-distinct failures, and the controlled requirements held back until the operation's control is
-known (charges.CONTROLLED): recorded where a valid request of the same operation was accepted in
-this test, else "not judged" with what the valid requests got.
+"""The property layer's judgements within one test: passes once per requirement and operation,
+the first few distinct failures, and the controlled requirements held back until the operation's
+control is known (charges.CONTROLLED): recorded where a valid request of the same operation was
+accepted in this test, else "not judged" with what the valid requests got.
 """
 
 from __future__ import annotations
@@ -59,7 +59,11 @@ class Judge:
         """Record (or, for a controlled requirement, hold) one judgement; `key` tells distinct
         failures apart (the first few of each requirement are kept); `check` how a replay judges
         it again, on the exchanges of the case that is running."""
-        if ok and requirement in self.passed:
+        # A pass once per requirement and operation: a requirement that names several operations
+        # (a status) passes only where each kept it (report/verdicts.py), so one operation's pass
+        # must not hide another's in a test that sends both (a state machine's steps).
+        passed = f"{requirement}|{operation}"
+        if ok and passed in self.passed:
             return
         if not ok:
             self.failed[f"{requirement}|{key}"] += 1
@@ -68,7 +72,7 @@ class Judge:
             if not first or self.failed[requirement] > FINDINGS_PER_REQUIREMENT:
                 return
         else:
-            self.passed.add(requirement)
+            self.passed.add(passed)
         record = findings.current()
         span = (record.window, len(record.exchanges))
         found = by_id_table().get(operation)

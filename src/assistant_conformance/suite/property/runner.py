@@ -209,12 +209,12 @@ class Runner:
         run = self.ledger.run_prefix if self.ledger is not None else "conformance"
         return f"{run}-{operation_id(case)}-{self.tag}-{self.named}"
 
-    def names_known(self, case: Case, linked: Collection[str]) -> bool:
-        """Whether every path id names what the run created (the ledger) or followed a link
-        to: only then is the request one the document shows valid (its status judged)."""
+    def names_known(self, case: Case, linked: Collection[str], linked_body: bool = False) -> bool:
+        """Whether every reference (path ids, the query and body fields the document marks so)
+        names what the run created (the ledger) or followed a link to: only then is the request
+        one the document shows valid (its status judged; claims.names_owned)."""
         owned = self.ledger.owned if self.ledger is not None else set()
-        params = case.path_parameters or {}
-        return all(name in linked or str(value) in owned for name, value in params.items())
+        return claims.names_owned(case, owned, linked, linked_body)
 
     def evaluate(
         self,
@@ -222,11 +222,11 @@ class Runner:
         response: Response,
         recorder: Any = None,
         linked_body: bool = False,
-        linked_path: Collection[str] = (),
+        linked: Collection[str] = (),
     ) -> None:
         """Judge one answer: every applicable check, each failure charged to its requirement, and
         what held recorded as a pass (once per requirement) where the check exercised it.
-        `linked_path`: the path parameters a link of the state machine filled in."""
+        `linked`: the path and query parameters a link of the state machine filled in."""
         self._finish_with_the_test()
         op = by_label()[case.operation.label]
         if case.meta is None or case.meta.generation.mode.is_positive:
@@ -237,7 +237,7 @@ class Runner:
         every = CHECKS + (STATEFUL_ONLY if recorder is not None else ()) + LAST
         checks = [c for c in every if self._applies(c.__name__, case, response, linked_body)]
         failures, completed = self._failures(checks, case, response, recorder)
-        known = self.names_known(case, linked_path)
+        known = self.names_known(case, linked, linked_body)
         for name, failure in failures:
             req_id = charges.check_failure(name, case, response, failure, known)
             if req_id is not None:

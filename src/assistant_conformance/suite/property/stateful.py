@@ -85,7 +85,7 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
 
     class Workflow(base):
         linked_body = False
-        linked_path: frozenset[str] = frozenset()  # path parameters a link filled in
+        linked: frozenset[str] = frozenset()  # path and query parameters a link filled in
         completed = 0
 
         def setup(self) -> None:
@@ -95,7 +95,8 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
         def step(self, input: Any) -> Any:
             self.linked_body = (ParameterLocation.BODY, None) in input.applied_parameters
             applied = input.applied_parameters
-            self.linked_path = frozenset(n for p, n in applied if p == ParameterLocation.PATH and n)
+            filled = (ParameterLocation.PATH, ParameterLocation.QUERY)
+            self.linked = frozenset(n for p, n in applied if p in filled and n)
             return super().step(input)
 
         def before_call(self, case: Case) -> None:
@@ -120,9 +121,7 @@ def workflow(base: Any, runner: Runner, run: dict[str, Any] | None) -> Any:
         ) -> None:
             positive = case.meta is None or case.meta.generation.mode.is_positive
             linked = self.linked_body and positive
-            runner.evaluate(
-                case, response, self.recorder, linked_body=linked, linked_path=self.linked_path
-            )
+            runner.evaluate(case, response, self.recorder, linked_body=linked, linked=self.linked)
 
         def teardown(self) -> None:
             type(self).completed += 1
