@@ -1,5 +1,8 @@
 """Run streams (interface 4.4 and 6): event ids, resumption by join and by POST, replay, the end.
 
+Each check needs only what it uses: a replay of a finished run (a join without last-event-id) is
+judged on any stream read to its end, with event ids or without; resuming needs the ids.
+
 A stream is dropped by closing the connection after a number of events chosen from --seed, so a
 failure is reproduced by running again with the same seed.
 """
@@ -44,6 +47,7 @@ def replay(api, thread_id: str, run_id: str, settings, **headers: str):
     *STREAMED,
     "RUN-STREAM-ENDS",
     "RUN-STREAM-AGREES",
+    "RUN-JOIN-REPLAY",
 )
 def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, suite_settings):
     thread_id = runs.create_thread(api, ledger)
@@ -63,6 +67,9 @@ def test_stream_has_event_ids_ends_and_agrees_with_the_run(api, agent, ledger, s
     findings.require_success("RUN-STATUS", response, 200)
     agreements.judge()
     check_state(api, thread_id, read.events)
+    if read.closed_by_server:  # the whole run streamed: its replay is judged by it, ids or none
+        runs.wait_terminal(api, thread_id, started.run_id, suite_settings.process_timeout)
+        check_replay(read.events, [], replay(api, thread_id, started.run_id, suite_settings))
 
 
 def check_state(api, thread_id: str, events: list[SseEvent]) -> None:
@@ -153,7 +160,9 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
 
 
 def check_replay(seen: list[SseEvent], joined: list[SseEvent], full) -> bool:
-    """RUN-JOIN-REPLAY: a join without last-event-id after the run sends all from the first."""
+    """RUN-JOIN-REPLAY: a join without last-event-id after the run sends all from the first. It
+    needs no event id: events are compared by id, name and data (runs.keys: where none carries an
+    id, every event; their missing ids are RUN-STREAM-EVENT-IDS' finding)."""
     ids = [e.id for e in checks.named(full.events)]
     ok = findings.expect(
         "RUN-JOIN-REPLAY",

@@ -17,12 +17,12 @@ from assistant_conformance.contract.openapi import operations
 from assistant_conformance.suite.flows import json_of, runs, send
 from assistant_conformance.suite.flows.auth import track_created
 from assistant_conformance.suite.flows.threads import (
+    StateWriter,
     carries_marker,
     differences,
     read_values,
     state_values,
     thread_path,
-    write_state,
 )
 from assistant_conformance.suite.http.absent import unimplemented
 from assistant_conformance.suite.judging import checks, findings
@@ -85,7 +85,7 @@ def test_patched_metadata_is_in_the_thread_read_afterwards(api, ledger):
 def test_state_written_is_the_state_read(api, agent, ledger):
     thread_id = runs.create_thread(api, ledger)
     values = state_values(agent, f"state-{secrets.token_hex(4)}")
-    if (why := refused(lambda: write_state(api, agent, ledger, thread_id, values))) is not None:
+    if (why := refused(lambda: StateWriter(api, agent, thread_id).write(values))) is not None:
         read_values(api, thread_id)  # a thread has a state to read, written or not
         findings.not_judged("THR-STATE-PERSISTS", why)
         return
@@ -98,8 +98,8 @@ def test_state_written_is_the_state_read(api, agent, ledger):
 def test_history_grows_with_each_write_newest_first(api, agent, ledger):
     thread_id = runs.create_thread(api, ledger)
     markers = [f"step-{step}-{secrets.token_hex(3)}" for step in (1, 2, 3)]
-    first = state_values(agent, markers[0])
-    if (why := refused(lambda: write_state(api, agent, ledger, thread_id, first))) is not None:
+    first, writer = state_values(agent, markers[0]), StateWriter(api, agent, thread_id)
+    if (why := refused(lambda: writer.write(first))) is not None:
         response = api.post(thread_path(thread_id, "/history"), json={"limit": 100})
         findings.expect_status("THR-STATUS", response, 201)  # a thread has a history, if empty
         findings.not_judged("THR-HISTORY-ORDERED", why)
@@ -107,7 +107,7 @@ def test_history_grows_with_each_write_newest_first(api, agent, ledger):
     before = len(history(api, thread_id))
     sizes = []
     for marker in markers[1:]:
-        write_state(api, agent, ledger, thread_id, state_values(agent, marker))
+        writer.write(state_values(agent, marker))
         sizes.append(len(history(api, thread_id)))
     findings.expect(
         "THR-HISTORY-ORDERED",
@@ -133,7 +133,7 @@ def _latest(entry: Any, markers: list[str]) -> int | None:
 def test_copy_is_a_new_thread_with_the_same_state(api, agent, ledger):
     thread_id = runs.create_thread(api, ledger)
     values = state_values(agent, f"copied-{secrets.token_hex(4)}")
-    refused(lambda: write_state(api, agent, ledger, thread_id, values))  # a copy copies any state
+    refused(lambda: StateWriter(api, agent, thread_id).write(values))  # a copy copies any state
     response = api.post(thread_path(thread_id, "/copy"))
     findings.require_success("THR-STATUS", response, 201)
     copy_id = (json_of(response) or {}).get("thread_id")

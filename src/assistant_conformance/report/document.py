@@ -76,6 +76,8 @@ def runs_line(doc: dict[str, Any]) -> str | None:
         cost += f", the longest {runs['longest_seconds']:g} s"
     refused = agent.get("refused_options") or {}
     options = f"; options refused: {', '.join(sorted(refused))}" if refused else ""
+    if agent.get("numbering"):
+        options += f"; event ids {agent['numbering']}"
     return (
         f"runs: {runs['started']} started with assistant {agent['name']} "
         f"({agent['assistant_id']}, {agent['how']}), input {agent['input_shape']}; "

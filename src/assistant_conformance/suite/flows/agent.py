@@ -60,10 +60,16 @@ RUN_OPTIONS: dict[str, Any] = {
     "on_disconnect": "continue",  # the run goes on when the suite drops its stream
     "multitask_strategy": "enqueue",  # a thread's runs queue (LangGraph's default answers 409)
 }
-# What a check names: events with ids (LangGraph gives ids only to a resumable stream's events),
-# one event per token, a join after a dropped stream, runs queued on one thread.
-IDS, MANY_EVENTS = ("stream_resumable",), ("stream_mode", "stream_resumable")
-RESUMABLE = ("stream_mode", "stream_resumable", "on_disconnect")
+# The spellings of "keep this run's events, numbered, for a client to resume": LangGraph's current
+# one first, then the older one its official clients still offer (a run that continues on
+# disconnect); the control asks each in this order, and the first whose stream numbers its events
+# is the one the checks that need ids send (Agent.numbered).
+NUMBERING: tuple[tuple[str, Any], ...] = (("stream_resumable", True), ("on_disconnect", "continue"))
+NUMBERED = "numbered"  # a need: events with ids, in the spelling the target honoured
+# What a check names: events with ids, one event per token, a join after a dropped stream (the run
+# going on without the suite), runs queued on one thread.
+IDS, MANY_EVENTS = (NUMBERED,), ("stream_mode", NUMBERED)
+RESUMABLE = ("stream_mode", NUMBERED, "on_disconnect")
 QUEUED = ("multitask_strategy",)
 
 
@@ -129,6 +135,8 @@ class Agent:
     paths: dict[str, PathResult] = field(default_factory=dict)  # the control's, by path
     options: dict[str, Any] = field(default_factory=dict)  # run options the target took
     refused: dict[str, str] = field(default_factory=dict)  # option -> how it was refused
+    numbered: dict[str, Any] = field(default_factory=dict)  # the NUMBERING spelling it honoured
+    numbering: str = ""  # what each spelling of NUMBERING gave, for reports
     api: httpx.Client | None = field(default=None, repr=False)
     ledger: Ledger | None = field(default=None, repr=False)
     timeout: float = 30.0
@@ -156,6 +164,8 @@ class Agent:
 
     def unchecked_body(self, text: str, needs: tuple[str, ...] = ()) -> dict[str, Any]:
         taken = {name: self.options[name] for name in needs if name in self.options}
+        if NUMBERED in needs:
+            taken.update(self.numbered)
         return {"assistant_id": self.assistant_id, "input": fill(self.input, text), **taken}
 
     def ready(self) -> None:
@@ -200,6 +210,7 @@ def agent_record(agent: Agent) -> dict[str, Any]:
         "control": agent.control,
         "options": sorted(agent.options),
         "refused_options": dict(agent.refused),
+        "numbering": agent.numbering,
         "problem": agent.problem,
     }
 

@@ -33,6 +33,7 @@ from assistant_conformance.suite.flows.agent import (
     BY_WAIT,
     DEFAULT_INPUT,
     INPUTS,
+    NUMBERING,
     PATHS,
     REFUSED,
     RUN_OPTIONS,
@@ -54,7 +55,7 @@ from assistant_conformance.suite.flows.runs import (
 from assistant_conformance.suite.http.absent import NOT_SERVED
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.sse import StreamRead, read_stream
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.checks import body_of
 from assistant_conformance.suite.judging.error_bodies import error_message
 from assistant_conformance.suite.safety.ledger import Ledger
@@ -129,17 +130,54 @@ def run_control(agent: Agent) -> None:
 
 
 def take_options(agent: Agent, bare: dict[str, Any]) -> None:
-    """The OPTIONS the target takes, sent on the first way that works."""
+    """The OPTIONS the target takes, sent on the first way that works; then which spelling of
+    NUMBERING it honours."""
     path = agent.working()[0]
     if attempt(agent, path, {**bare, **RUN_OPTIONS})[0].outcome == WORKS:
         agent.options = dict(RUN_OPTIONS)
+    else:
+        for name, value in RUN_OPTIONS.items():
+            result = attempt(agent, path, {**bare, name: value})[0]
+            if result.outcome == WORKS:
+                agent.options[name] = value
+            else:
+                agent.refused[name] = result.how
+    find_numbering(agent, bare)
+
+
+def find_numbering(agent: Agent, bare: dict[str, Any]) -> None:
+    """Ask a streamed run in each spelling of NUMBERING the target took, in order, until one
+    numbers its events (every event but an opening frame carries an id): the checks that need ids
+    send that one. Where none does, they send the first taken (their MUST is judged on it) and the
+    report says what each gave."""
+    taken = [(name, value) for name, value in NUMBERING if name in agent.options]
+    if BY_STREAM not in agent.working() or not taken:
+        agent.numbering = "not asked (no spelling taken, or no stream works)"
         return
-    for name, value in RUN_OPTIONS.items():
-        result = attempt(agent, path, {**bare, name: value})[0]
-        if result.outcome == WORKS:
-            agent.options[name] = value
-        else:
-            agent.refused[name] = result.how
+    seen = []
+    for name, value in taken:
+        spelling = f"{name}: {json.dumps(value)}"
+        read = _numbering_read(agent, {**bare, name: value})
+        if read is not None and read.events and not checks.unnamed(read.events):
+            agent.numbered, agent.numbering = {name: value}, f"given when asked {spelling}"
+            return
+        events = read.events if read is not None else []
+        got = f"{len(checks.unnamed(events))} of {len(events)} events without an id"
+        seen.append(f"{spelling}: {got if read is not None else 'no answer'}")
+    agent.numbered = dict(taken[:1])
+    agent.numbering = "none given, asked " + "; ".join(seen)
+
+
+def _numbering_read(agent: Agent, body: dict[str, Any]) -> StreamRead | None:
+    """A run streamed to its end with `body` on a new thread of the run (None: no answer)."""
+    assert agent.api is not None
+    try:
+        thread = _thread(agent.api, agent.ledger)
+        return read_stream(agent.api, "POST", runs_url(thread, tail="/stream"),
+                           deadline=agent.timeout, json_body=body,
+                           run_ended=ended_probe(agent.api, thread))  # fmt: skip
+    except (_NoThread, httpx.HTTPError, AnswerFault):
+        return None
 
 
 def finished_run(agent: Agent, thread: str) -> str:
