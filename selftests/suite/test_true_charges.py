@@ -104,11 +104,17 @@ def test_event_ids_are_asked_in_each_spelling_before_they_are_judged(tmp_path: P
     assert numbering == 'given when asked on_disconnect: "continue"', numbering
 
 
-def test_a_replay_is_judged_without_event_ids(tmp_path: Path) -> None:
-    app = with_mutant(reference_app(tmp_path), "events-without-ids-replay-empty")
+@pytest.mark.parametrize(
+    ("mutant", "replay"),
+    [("events-without-ids", "pass"), ("events-without-ids-replay-empty", "warn")],
+)
+def test_a_replay_is_judged_without_event_ids(tmp_path: Path, mutant: str, replay: str) -> None:
+    """Events without ids: the replay of a finished run is judged all the same, by the events'
+    names and data (a whole replay passes, an empty one warns); no id, no repeat told by one."""
+    app = with_mutant(reference_app(tmp_path), mutant)
     done = suite_against(app, tmp_path / "reports", "tests/scenario/test_streams.py")
     verdicts = done.verdicts()
-    assert verdicts["RUN-JOIN-REPLAY"] == "warn", done.output
+    assert verdicts["RUN-JOIN-REPLAY"] == replay, done.output
     assert verdicts["RUN-STREAM-EVENT-IDS"] == "fail", done.output
 
 
