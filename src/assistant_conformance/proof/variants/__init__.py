@@ -21,7 +21,16 @@ from assistant_conformance.proof.variants.dialects import (
 )
 from assistant_conformance.proof.variants.identifiers import OpaqueIdentifiers, opaque_ids, own_ids
 from assistant_conformance.proof.variants.lenient import NoValidation
-from assistant_conformance.proof.variants.queued import IdlessOpeningFrame, StatusLagsStreamEnd
+from assistant_conformance.proof.variants.neighbours import (
+    BusyNeighbour,
+    ChatkitFree,
+    EveryThreadRuns,
+)
+from assistant_conformance.proof.variants.queued import (
+    CancelSettlesLate,
+    IdlessOpeningFrame,
+    StatusLagsStreamEnd,
+)
 from assistant_conformance.proof.variants.references import KbNameRequired, KbReferencesChecked
 from assistant_conformance.proof.variants.spelling import (
     ExtraFields,
@@ -51,6 +60,10 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "idless-opening-frame": IdlessOpeningFrame,
     "kb-references-checked": KbReferencesChecked,
     "kb-name-required": KbNameRequired,
+    "every-thread-runs": EveryThreadRuns,
+    "busy-neighbour": BusyNeighbour,
+    "cancel-settles-late": CancelSettlesLate,
+    "chatkit-free": ChatkitFree,
 }
 
 
