@@ -6,13 +6,15 @@ the answer may have made something (a 2xx, or no answer at all); a refusal gives
 create meant to make one may take all places but SPARE: those are kept for the creates a
 conformant target refuses (no credential, input that breaks the document), which give theirs
 back as they are refused, so that checking refusals does not wait for a budget the valid ones
-spent; a place held by a create still out is waited for (it may be given back). A place is kept
-for each MUST whose check needs one made, across the run's processes, until a valid create of a
-test that checks it takes it: a SHOULD's, a generated case's or a robustness case's create, on
-whichever worker, may not. A check whose create finds no place left is not judged
-(BudgetSpent), never passed. What
-was made stays in this process's memory (`made`: the answer, its client secret among it), for
-the checks that can run on one made already.
+spent; a place held by a create still out is waited for (it may be given back).
+
+Scarce places go first to the requirements they exist for: a place is kept, across the run's
+processes, for each MUST whose check needs one made (kept_for), until a valid create of a test
+that checks it takes it; a probe's, a SHOULD's, a generated or a robustness case's create may
+not have it, whichever worker sends it first. Refusals of one kind go one at a time, and none
+after the target made something of one. A check whose create finds no place left is not judged
+(BudgetSpent), never passed. What was made stays in this process's memory (`made`: the answer,
+its client secret among it), for the checks that can run on one made already.
 """
 
 from __future__ import annotations
