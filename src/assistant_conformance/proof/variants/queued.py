@@ -115,11 +115,11 @@ class IdlessOpeningFrame(Variant):
 
 
 CANCEL = re.compile(rf"({RUN})/cancel")
-SETTLES = 0.25  # seconds a cancelled run still reads `success` after its cancel was answered
+SETTLES = 1.0  # seconds a cancelled run still reads `success` after its cancel was answered
 
 
 class CancelSettlesLate(JsonRewrite):
-    """For 250 ms after a run's cancel, the run reads `success` where it is `interrupted` (GET of
+    """For a second after a run's cancel, the run reads `success` where it is `interrupted` (GET of
     the run, the run list, the cancel's own answer), then `interrupted` for good: a queue-backed
     server whose worker stores the graph's end before the cancel's. The document names no
     status, nor when a cancel shows."""
