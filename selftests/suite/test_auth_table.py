@@ -41,8 +41,9 @@ EFFECT_VISIBLE = (
     "createMessage", "v1DeleteKnowledgebase", "knowledgesDeleteKnowledgebase",
     "v1ProcessDocuments", "knowledgesProcessDocuments", "deleteContextFile", "deleteFeedback",
 )  # fmt: skip
-# What a check is not judged by once a target kept the chat-kit sessions it should have refused.
-BUDGET_SPENT = "chat-kit sessions is spent"
+# What a check is not judged by once a target kept the chat-kit sessions it should have refused:
+# the budget spent, or (one made already) no other such request risked.
+BUDGET_SPENT = ("chat-kit sessions is spent", "another is not risked")
 
 
 def _auth_module() -> Any:
@@ -186,7 +187,8 @@ def run_auth_suite(
         failure = case.find("failure")
         assert case.find("error") is None, case.get("name")
         skipped = case.find("skipped")  # the reference has all it needs; a target that keeps
-        spent = skipped is not None and BUDGET_SPENT in (skipped.get("message") or "")
+        said = skipped.get("message") or "" if skipped is not None else ""
+        spent = any(reason in said for reason in BUDGET_SPENT)
         assert skipped is None or spent, case.get("name")  # refused creates spends the budget
         outcomes[case.attrib["name"]] = (
             None if failure is None else (failure.text or "") + failure.get("message", "")

@@ -38,12 +38,13 @@ from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows import is_success, json_of, send
 from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import (
+    CONTEXT_FILES,
     Resources,
     Unavailable,
-    changes,
     created_path,
     track_created,
 )
+from assistant_conformance.suite.flows.owner_reads import AroundRequest
 from assistant_conformance.suite.http import clients, sse
 from assistant_conformance.suite.http.absent import unimplemented
 from assistant_conformance.suite.http.exchange import Exchange
@@ -225,13 +226,10 @@ def test_refused_on_an_existing_resource(
     credential_clients: dict[str, httpx.Client],
     owned: Resources,
     ledger: Ledger,
+    api: httpx.Client,
 ) -> None:
     real = _real(owned, op)
-    before = owned.snapshot(op, real.ids)
-    reads = owned.last_reads
-    if op.id_kind != "assistant" and op.target != "context_file":
-        owned.snapshot(op, real.ids)  # read twice idle: what differs then is no effect
-    idle = owned.last_reads
+    around = AroundRequest.read_before(api, owned.reads(op, real.ids))
     response = send(credential_clients[case], op, **op.request(real.ids, owned.marker, real.extra))
     track_created(ledger, op, response)
     if _not_there(case, response, real.ids.values()):
@@ -240,14 +238,18 @@ def test_refused_on_an_existing_resource(
     _expect_401(response)
     if op.id_kind == "assistant":
         return
-    after = owned.snapshot(op, real.ids, after=True)
     if op.target == "context_file":  # no read: its owner's delete tells whether it is there
-        diff = changes(before, after)
-        expect(NO_EFFECT, not diff, "the resource reads the same before and after", diff, response)
+        deleted = api.delete(f"{CONTEXT_FILES}/{real.ids['context_file']}")
+        expect(
+            NO_EFFECT,
+            is_success(deleted),
+            "the context file still there: its owner's delete succeeds",
+            f"the owner's delete answered HTTP {deleted.status_code}",
+            response,
+        )
         return
-    pairs = [index(r) for pair in zip(reads, owned.last_reads, strict=True) for r in pair]
-    same = {"kind": "same-reads", "entries": pairs, "idle": [index(r) for r in idle]}
-    judge(NO_EFFECT, same, "the resource reads the same before and after", response)
+    around.read_after()
+    around.judge(NO_EFFECT, response)
 
 
 @pytest.mark.parametrize("operation_id", ["streamRun", "joinRunStream"])
@@ -289,8 +291,7 @@ def test_other_principal_cannot_reach(
     """Another principal's resource is invisible: it is answered as an id that does not exist is
     (what that answer should be is ROBUST-UNKNOWN-ID-404's), and nothing of it shows or changes."""
     real = _real(owned, op)
-    before = owned.snapshot(op, real.ids)
-    idle = owned.snapshot(op, real.ids)  # what differs between idle reads is no change
+    around = AroundRequest.read_before(owned.api, owned.reads(op, real.ids))
     foreign = _reach(alt_api, op, op.request(real.ids, owned.marker, real.extra))
     made = (
         created_path(op, foreign.evidence) if isinstance(foreign.evidence, httpx.Response) else None
@@ -306,8 +307,17 @@ def test_other_principal_cannot_reach(
         foreign.signature + (f", showing {shown}" if shown else ""),
         foreign.evidence,
     )
-    diff = changes(before, owned.snapshot(op, real.ids, after=True), idle)
-    expect(ISOLATION, not diff, "the resource reads the same to its owner after", diff)
+    if op.target == "context_file":  # no read: its owner's delete tells whether it is there
+        deleted = owned.api.delete(f"{CONTEXT_FILES}/{real.ids['context_file']}")
+        expect(
+            ISOLATION,
+            is_success(deleted),
+            "the context file still there: its owner's delete succeeds",
+            f"the owner's delete answered HTTP {deleted.status_code}",
+        )
+        return
+    around.read_after()
+    around.judge(ISOLATION, foreign.evidence)
 
 
 @dataclass

@@ -19,7 +19,7 @@ import pytest
 
 from assistant_conformance.contract.openapi import Operation, by_id, operations, placeholder, sample
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.flows import is_client_error, json_of, send
+from assistant_conformance.suite.flows import is_client_error, is_success, json_of, send
 from assistant_conformance.suite.flows.agent import Agent
 from assistant_conformance.suite.flows.auth import Real, Resources, Unavailable, track_created
 from assistant_conformance.suite.http.observe import breaking_input
@@ -147,6 +147,10 @@ def test_malformed_body_is_refused(
     _expect_json_error(response)
     if response.status_code >= 500:  # a 5xx is a finding whatever the operation does otherwise
         expect(NO_5XX, False, f"no 5xx for a {body} body", response, response)
+        return
+    if is_success(response):  # taken: a finding whatever a valid request gets (no control)
+        expect(BAD_INPUT, False, f"a {body} body: HTTP 4xx", response, response)
+        expect(NO_5XX, True, f"no 5xx for a {body} body")
         return
     control = made_by_the_run(ledger, op)
     if control is None and (elsewhere := made_elsewhere(ledger, op)):

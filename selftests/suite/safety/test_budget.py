@@ -1,4 +1,5 @@
-"""The run's budget of what nothing removes: a place held by a create still out is waited for."""
+"""The run's budget of what nothing removes: a place held by a create still out is waited for; a
+place is kept for each MUST whose check needs one made."""
 
 from __future__ import annotations
 
@@ -8,19 +9,28 @@ import time
 import pytest
 
 from assistant_conformance.suite.config.shared import SharedCounts
-from assistant_conformance.suite.safety.budget import LIMIT, SPARE, Allowance, BudgetSpent
+from assistant_conformance.suite.http import running
+from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.safety.budget import (
+    LIMIT,
+    SPARE,
+    Allowance,
+    BudgetSpent,
+    kept_for,
+)
 
 KIND = "chat-kit session"
 
 
 def test_a_valid_create_waits_for_a_refusal_out_to_give_its_place_back() -> None:
-    """Workers at once: refusals in flight hold the places a valid create may take; the valid
-    create is sent once one is refused (its place given back), not skipped as spent."""
+    """Workers at once: a refusal in flight holds the place a valid create may take; the valid
+    create is sent once it is refused (its place given back), not skipped as spent."""
     allowance = Allowance(SharedCounts(None))
-    for _ in range(LIMIT - SPARE):
-        allowance.reserve(KIND, refusal=True)  # out, not yet answered
+    for _ in range(LIMIT - SPARE - len(kept_for(KIND)) - 1):
+        allowance.settle(allowance.reserve(KIND), made=True)
+    out = allowance.reserve(KIND, refusal="input")  # out, not yet answered
     waiting = threading.Event()
-    refused = threading.Thread(target=lambda: (waiting.wait(), allowance.settle(KIND, made=False)))
+    refused = threading.Thread(target=lambda: (waiting.wait(), allowance.settle(out, made=False)))
     refused.start()
     counts = allowance.counts
     original = counts.change
@@ -33,27 +43,70 @@ def test_a_valid_create_waits_for_a_refusal_out_to_give_its_place_back() -> None
     counts.change = change  # type: ignore[method-assign]
     allowance.reserve(KIND)
     refused.join()
-    assert counts.get(f"{KIND} (asked)") == LIMIT - SPARE
+    assert counts.get(f"{KIND} (asked)") == 1
 
 
 def test_a_valid_create_finds_the_budget_spent_once_made_fill_it() -> None:
     allowance = Allowance(SharedCounts(None))
-    for _ in range(LIMIT - SPARE):
-        allowance.reserve(KIND)
-        allowance.settle(KIND, made=True)
+    for _ in range(LIMIT - SPARE - len(kept_for(KIND))):
+        allowance.settle(allowance.reserve(KIND), made=True)
     with pytest.raises(BudgetSpent):
         allowance.reserve(KIND)
-    allowance.reserve(KIND, refusal=True)  # the spare place stays for a refusal
+    allowance.reserve(KIND, refusal="input")  # the spare place stays for a refusal
+
+
+def checking(*requirements: str) -> findings.TestRecord:
+    return findings.TestRecord(frozenset(requirements), strict=False)
+
+
+def test_a_place_is_kept_for_the_must_whose_check_needs_one() -> None:
+    """Whatever other workers' creates come first (a probe, generated and robustness cases a
+    lenient target takes, their controls), the MUST's own create finds its place; after it, they
+    find the budget spent."""
+    assert kept_for(KIND) == {"CHATKIT-STATUS"}
+    allowance = Allowance(SharedCounts(None))
+    # a probe, and a request without a credential the target took (AUTH's finding)
+    first = [allowance.reserve(KIND), allowance.reserve(KIND, refusal="credential")]
+    for place in first:
+        allowance.settle(place, made=True)
+    for refusal in ("", "input"):
+        with pytest.raises(BudgetSpent, match="kept for CHATKIT-STATUS"):
+            allowance.reserve(KIND, refusal=refusal)
+    with running.within(checking("CHATKIT-SECRET")), pytest.raises(BudgetSpent):
+        allowance.reserve(KIND)  # a SHOULD's check: not the one the place is kept for
+    with running.within(checking("CHATKIT-STATUS", "CHATKIT-SECRET")):
+        allowance.settle(allowance.reserve(KIND), made=True)
+    assert allowance.waiting(KIND) == frozenset() and allowance.count(KIND) == LIMIT
+    with running.within(checking("CHATKIT-STATUS")), pytest.raises(BudgetSpent):
+        allowance.reserve(KIND)  # kept once: it took it
+
+
+def test_a_request_without_a_credential_may_take_the_kept_place_in_flight() -> None:
+    """AUTH's MUSTs: a conformant target refuses it and the place comes back."""
+    allowance = Allowance(SharedCounts(None))
+    for place in [allowance.reserve(KIND), allowance.reserve(KIND, refusal="input")]:
+        allowance.settle(place, made=True)
+    allowance.settle(allowance.reserve(KIND, refusal="credential"), made=False)
+    assert allowance.waiting(KIND) == {"CHATKIT-STATUS"}
+
+
+def test_no_refusal_of_a_kind_is_risked_once_the_target_made_something_of_one() -> None:
+    allowance = Allowance(SharedCounts(None))
+    allowance.settle(allowance.reserve(KIND, refusal="input"), made=False)  # refused: as it should
+    allowance.settle(allowance.reserve(KIND, refusal="input"), made=True)  # taken: a finding
+    with pytest.raises(BudgetSpent, match="another is not risked"):
+        allowance.reserve(KIND, refusal="input")
+    allowance.settle(allowance.reserve(KIND, refusal="credential"), made=False)  # another kind
 
 
 def test_a_probe_waits_for_a_create_out_and_makes_no_second() -> None:
     """Workers probing at the same moment: one's create is out; another's probe waits for its
     answer and, one made, sends none of its own."""
     allowance = Allowance(SharedCounts(None))
-    allowance.reserve(KIND)  # another worker's probe, out
+    probe = allowance.reserve(KIND)  # another worker's probe, out
     with allowance.probing("") as known:
         assert known == ""
-    answered = threading.Thread(target=lambda: allowance.settle(KIND, made=True))
+    answered = threading.Thread(target=lambda: allowance.settle(probe, made=True))
     counts = allowance.counts
     original = counts.change
 
@@ -81,8 +134,7 @@ def test_of_probes_at_the_same_moment_one_is_sent() -> None:
             said.append(known)
             if not known:  # this one probes: the others look meanwhile; its create makes one
                 time.sleep(0.2)
-                allowance.reserve(KIND)
-                allowance.settle(KIND, made=True)
+                allowance.settle(allowance.reserve(KIND), made=True)
 
     workers = [threading.Thread(target=probe) for _ in range(4)]
     for worker in workers:

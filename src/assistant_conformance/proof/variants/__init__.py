@@ -25,7 +25,16 @@ from assistant_conformance.proof.variants.knowledge import (
     KbReferencesToNothing500,
 )
 from assistant_conformance.proof.variants.lenient import NoValidation
-from assistant_conformance.proof.variants.queued import IdlessOpeningFrame, StatusLagsStreamEnd
+from assistant_conformance.proof.variants.neighbours import (
+    BusyNeighbour,
+    ChatkitFree,
+    EveryThreadRuns,
+)
+from assistant_conformance.proof.variants.queued import (
+    CancelSettlesLate,
+    IdlessOpeningFrame,
+    StatusLagsStreamEnd,
+)
 from assistant_conformance.proof.variants.references import KbNameRequired, KbReferencesChecked
 from assistant_conformance.proof.variants.spelling import (
     ExtraFields,
@@ -60,6 +69,10 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "state-write-needs-a-run": StateWriteNeedsRun,
     "ids-on-continue-only": IdsOnContinueOnly,
     "deleted-kb-status-empty": DeletedKbStatusEmpty,
+    "every-thread-runs": EveryThreadRuns,
+    "busy-neighbour": BusyNeighbour,
+    "cancel-settles-late": CancelSettlesLate,
+    "chatkit-free": ChatkitFree,
 }
 
 

@@ -112,3 +112,37 @@ class IdlessOpeningFrame(Variant):
             await send(message)
 
         await self.app(scope, receive, opened)
+
+
+CANCEL = re.compile(rf"({RUN})/cancel")
+SETTLES = 1.0  # seconds a cancelled run still reads `success` after its cancel was answered
+
+
+class CancelSettlesLate(JsonRewrite):
+    """For a second after a run's cancel, the run reads `success` where it is `interrupted` (GET of
+    the run, the run list, the cancel's own answer), then `interrupted` for good: a queue-backed
+    server whose worker stores the graph's end before the cancel's. The document names no
+    status, nor when a cancel shows."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        super().__init__(app)
+        self.settles: dict[str, float] = {}  # run id -> when its cancel shows
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        cancel = CANCEL.fullmatch(scope["path"]) if scope["method"] == "POST" else None
+        if cancel is not None:
+            run = cancel[1].rsplit("/", 1)[-1]
+            self.settles.setdefault(run, time.monotonic() + SETTLES)
+            await super().handle(scope, receive, send)
+        elif scope["method"] == "GET" and RUN_READS.fullmatch(scope["path"]):
+            await super().handle(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    def rewrite(self, body: Any) -> Any:
+        if isinstance(body, list):
+            return [self.rewrite(run) for run in body]
+        if not isinstance(body, dict) or body.get("status") != "interrupted":
+            return body
+        shows = self.settles.get(str(body.get("run_id")), 0.0)
+        return {**body, "status": "success"} if time.monotonic() < shows else body

@@ -5,7 +5,8 @@
 - runs.py: threads, runs and streams; agreement.py: a run read after its stream agrees with it;
   threads.py: thread state writes;
 - knowledge.py: knowledge bases and documents; conversations.py: conversations and messages;
-- auth.py: real resources of one principal for the auth, isolation and robustness checks.
+- auth.py: real resources of one principal for the auth, isolation and robustness checks;
+  owner_reads.py: what the owner reads of one around a request that should change nothing.
 
 Helpers here read answers only by what spec/openapi.yaml names (identifiers, list fields); an
 answer without them is a ROBUST-RESPONSE-SHAPE finding, so tests using them name that ID.
@@ -25,8 +26,13 @@ from assistant_conformance.contract.openapi import Operation
 from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.charges import SHAPE
+from assistant_conformance.suite.judging.idle_reads import filter_keeps
 
 POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
+# Two reads that must agree (a run's status that stays, a collection at rest): this far apart, and
+# at most this many reads more before the reading is given up.
+AGREE_APART = 0.3
+AGREE_TRIES = 4
 
 
 def json_of(response: httpx.Response) -> Any:
@@ -68,6 +74,13 @@ def items_of(response: httpx.Response, field: str = "items") -> list[Any]:
     return body
 
 
+def of_thread(listed: list[Any], thread_id: str) -> list[dict[str, Any]]:
+    """The runs of a run list that are the thread's: a list may hold every thread's runs (the
+    document does not say it holds only the thread's); a run naming no thread is kept."""
+    where = {"key": "thread_id", "equals": thread_id, "unnamed": "keep"}
+    return [run for run in listed if isinstance(run, dict) and filter_keeps(run, where)]
+
+
 def is_success(response: httpx.Response) -> bool:
     return 200 <= response.status_code < 300
 
@@ -90,6 +103,53 @@ def poll(
             if time.monotonic() >= deadline:
                 return response, False
             time.sleep(POLL_INTERVAL)
+
+
+def settled(
+    read: Callable[[], httpx.Response],
+    until: checks.Check,
+    key: str,
+    timeout: float,
+    was: Any = None,
+) -> tuple[httpx.Response, list[Any], bool]:
+    """`poll` until `until` holds, then read again AGREE_APART seconds apart until two reads agree
+    at `key` (a dotted key of the JSON body), at most AGREE_TRIES more: what stays, not what was
+    read once (`was`: the value a settled read found before, which a first read agreeing with it
+    agrees with). Answers the last read, the values read at `key` in order, and whether two
+    agreed. A replay reads by the same words (suite/evidence/resend.py)."""
+    deadline = time.monotonic() + timeout
+    agree = {"key": key, "apart": AGREE_APART, "tries": AGREE_TRIES}
+    agree.update({"was": was} if was is not None else {})
+    with running.polling(until, timeout, agree):
+        seen: list[Any] = []
+        while True:
+            response = read()
+            seen.append(checks.value_at(json_of(response), key))
+            if checks.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
+                break
+            if time.monotonic() >= deadline:
+                return response, seen, False
+            time.sleep(POLL_INTERVAL)
+        if was is not None and seen[-1] == was:
+            return response, seen, True
+        for _ in range(AGREE_TRIES):
+            time.sleep(AGREE_APART)
+            response = read()
+            seen.append(checks.value_at(json_of(response), key))
+            if seen[-1] == seen[-2]:
+                return response, seen, True
+        return response, seen, False
+
+
+def in_order(values: list[Any]) -> str:
+    """`running x3, success, interrupted x2`: values read one after another, repeats counted."""
+    runs: list[list[Any]] = []
+    for value in values:
+        if runs and runs[-1][0] == value:
+            runs[-1][1] += 1
+        else:
+            runs.append([value, 1])
+    return ", ".join(f"{v}" + (f" x{n}" if n > 1 else "") for v, n in runs)
 
 
 def send(client: httpx.Client, op: Operation, url: str, **kwargs: Any) -> httpx.Response:

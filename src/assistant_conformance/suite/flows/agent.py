@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.suite.config.options import TESTING_WORDS
-from assistant_conformance.suite.flows import is_success, json_of
+from assistant_conformance.suite.flows import is_success, json_of, of_thread
 from assistant_conformance.suite.http import running
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.judging import findings
@@ -229,7 +229,8 @@ def runs_started(api: httpx.Client, ledger: Ledger) -> list[RunCost]:
             return []
         body = json_of(response) if is_success(response) else None
         body = body.get("items") if isinstance(body, dict) else body
-        return [r for r in body or [] if isinstance(r, dict) and r.get("run_id")]
+        thread_id = path.rsplit("/", 1)[-1]
+        return [r for r in of_thread(body or [], thread_id) if r.get("run_id")]
 
     # Independent reads: side by side (a far target's round trip each, not one after another).
     found = running.at_once([partial(runs_of, path) for path in threads])

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from assistant_conformance.suite.flows import json_of, poll
+from assistant_conformance.suite.flows import AGREE_APART, in_order, json_of, settled
 from assistant_conformance.suite.flows.runs import run_status, runs_url
 from assistant_conformance.suite.http.sse import SseEvent
 from assistant_conformance.suite.judging import findings
@@ -20,18 +20,27 @@ SETTLE = 1.0
 @dataclass
 class Agreements:
     """RUN-STREAM-AGREES over every run a test read a stream of to its end: the run read after
-    the end (settled, SETTLE) is terminal, errs exactly when the stream told of an error, and is
-    the run streamed. A race shows as some reads disagreeing: the finding says how many."""
+    the end (terminal within SETTLE, then until its status stays) is terminal, errs exactly when
+    the stream told of an error, and is the run streamed. A race shows as some reads
+    disagreeing: the finding says how many."""
 
     api: httpx.Client
     thread_id: str
     seen: list[tuple[str, httpx.Response]] = field(default_factory=list)  # (what was wrong, read)
 
     def sample(self, run_id: str, events: list[SseEvent]) -> httpx.Response:
-        """Read the run after its stream's end and note whether it agrees; answer the read."""
+        """Read the run after its stream's end until its status stays (two reads agree,
+        AGREE_APART apart) and note whether it agrees; answer the last read."""
         until = {"kind": "field", "key": "status", "in": sorted(TERMINAL_RUN)}
-        read, _ = poll(lambda: self.api.get(runs_url(self.thread_id, run_id)), until, SETTLE)
-        self.seen.append((disagreement(read, self.thread_id, run_id, events), read))
+        read, statuses, stayed = settled(
+            lambda: self.api.get(runs_url(self.thread_id, run_id)), until, "status", SETTLE
+        )
+        wrong = disagreement(read, self.thread_id, run_id, events)
+        if not stayed and not wrong:
+            wrong = f"the status never read the same twice ({in_order(statuses)})"
+        elif wrong and len(set(statuses)) > 1:
+            wrong += f" (statuses read: {in_order(statuses)})"
+        self.seen.append((wrong, read))
         return read
 
     def judge(self) -> None:
@@ -42,7 +51,8 @@ class Agreements:
         findings.expect(
             "RUN-STREAM-AGREES",
             not wrong,
-            f"each run read after its stream ended (within {SETTLE:g} s) agrees with the stream",
+            f"each run read after its stream ended (terminal within {SETTLE:g} s, read again "
+            f"{AGREE_APART:g} s apart until its status stays) agrees with the stream",
             f"{len(self.seen) - len(wrong)} of {len(self.seen)} reads after the end agreed{first}",
             wrong[0][1] if wrong else None,
         )

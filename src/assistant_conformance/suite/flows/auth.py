@@ -5,9 +5,8 @@ finished run, a conversation with a message, a knowledge base per prefix with on
 context file, an assistant found by search) with plain requests. Setup is not a finding: what
 cannot be created raises `Unavailable`, and the checks needing it skip with the reason.
 
-`snapshot` reads, with the owner's credential and through the document's operations only, what a
-request on those ids could have changed; two equal snapshots around a request show it changed
-nothing the contract lets a client see.
+`reads` names, for flows/owner_reads.py, what the owner reads of them around a request that
+should change nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import httpx
@@ -25,15 +23,12 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite.flows import is_success, json_of
 from assistant_conformance.suite.flows.agent import Agent, assistants
 from assistant_conformance.suite.flows.control import finished_run
+from assistant_conformance.suite.flows.owner_reads import CONVERSATIONS, OwnerRead, owner_reads
 from assistant_conformance.suite.flows.runs import THREADS
-from assistant_conformance.suite.http import running, trail
-from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.findings import Blocked
-from assistant_conformance.suite.judging.idle_reads import masked, varying
 from assistant_conformance.suite.safety.ledger import Ledger
 
-CONVERSATIONS, CONTEXT_FILES = "/api/ai/conversations", "/api/ai/contexts/file"
-PAGE = {"limit": "100", "offset": "0"}
+CONTEXT_FILES = "/api/ai/contexts/file"
 # What an operation creates when it (wrongly) succeeds: the delete path of it, by operationId.
 DELETE_CREATED = {
     "createThread": (THREADS + "/{}", "thread_id"),
@@ -97,7 +92,6 @@ class Resources:
     _docs: dict[str, str] = field(default_factory=dict)  # knowledge base id -> document id
     _markers: dict[str, str] = field(default_factory=dict)  # thread id -> its metadata marker
     _failed: dict[str, str] = field(default_factory=dict)
-    last_reads: list[httpx.Response] = field(default_factory=list)  # the last snapshot's reads
 
     def __post_init__(self) -> None:
         self.marker = self.marker or f"{self.ledger.run_prefix}-{secrets.token_hex(3)}"
@@ -233,72 +227,6 @@ class Resources:
 
     # --- what a client can see of them ---------------------------------------------------------
 
-    def snapshot(
-        self, op: Operation, ids: Mapping[str, str], *, after: bool = False
-    ) -> dict[str, Any]:
-        """What the owner reads of the resource `op` acts on (its last path parameter; a feedback
-        is read through its message's list). A context file has no read in the document: `after`
-        deletes it with the owner's credential, which succeeds only if it is still there."""
-        reads = self._reads(op, ids)  # independent reads: sent side by side
-        answers = running.at_once([partial(self._read, *read) for read in reads.values()])
-        self.last_reads = [response for response, _ in answers]
-        seen = {name: value for name, (_, value) in zip(reads, answers, strict=True)}
-        if op.target == "context_file":
-            deleted = self.api.delete(f"{CONTEXT_FILES}/{ids['context_file']}") if after else None
-            seen["context file"] = (
-                "present"
-                if deleted is None or is_success(deleted)
-                else (f"gone: the owner's delete answered HTTP {deleted.status_code}")
-            )
-        return seen
-
-    def _reads(self, op: Operation, ids: Mapping[str, str]) -> dict[str, tuple[str, str, Any]]:
-        thread, conversation = ids.get("thread_id"), ids.get("conversation_id")
-        if op.target == "thread_id":
-            search = {"metadata": {MARKER_KEY: self._markers.get(str(thread), "")}, "limit": 100}
-            return {
-                "thread": ("GET", f"{THREADS}/{thread}", None),
-                "state": ("GET", f"{THREADS}/{thread}/state", None),
-                "runs": ("GET", f"{THREADS}/{thread}/runs", PAGE),
-                "threads with its metadata": ("POST", f"{THREADS}/search", search),
-            }
-        if op.target == "run_id":
-            return {"run": ("GET", f"{THREADS}/{thread}/runs/{ids['run_id']}", None)}
-        if op.target == "conversation_id":
-            return {
-                "conversation": ("GET", f"{CONVERSATIONS}/{conversation}", None),
-                "messages": ("GET", f"{CONVERSATIONS}/{conversation}/messages", PAGE),
-            }
-        if op.target in ("message_id", "feedback_id"):
-            path = f"{CONVERSATIONS}/{conversation}/messages/{ids['message_id']}"
-            return {"message": ("GET", path, None), "feedbacks": ("GET", f"{path}/feedbacks", None)}
-        if op.target == "kb":
-            doc = self._docs.get(ids["kb"], "")
-            return {
-                "documents": ("GET", f"{op.path.split('/{')[0]}/{ids['kb']}/status", {"ids": doc})
-            }
-        return {}
-
-    def _read(self, method: str, url: str, data: Any) -> tuple[httpx.Response, Any]:
-        if method == "GET":
-            response = self.api.get(url, params=data)
-        else:
-            response = self.api.post(url, json=data)
-        # read as a replay reads it (checks.read_of), but whole: the trail keeps 256 KiB of a body
-        whole = trail.Entry(method, url, {}, None, status=response.status_code)
-        whole.response_body = bytearray(response.content)
-        return response, checks.read_of(whole)
-
-
-def changes(
-    before: Mapping[str, Any], after: Mapping[str, Any], idle: Mapping[str, Any] | None = None
-) -> list[str]:
-    """What differs between two snapshots, one line per read; where a second snapshot taken
-    before (`idle`) already differed from the first, that place is not compared."""
-    out = []
-    for name in sorted(set(before) | set(after)):
-        places = varying(before.get(name), idle.get(name)) if idle is not None else set()
-        old, new = masked(before.get(name), places), masked(after.get(name), places)
-        if old != new:
-            out.append(f"{name}: {old!r} -> {new!r}"[:400])
-    return out
+    def reads(self, op: Operation, ids: Mapping[str, str]) -> list[OwnerRead]:
+        """What the owner reads of the resource a request of `op` on `ids` acts on."""
+        return owner_reads(op, ids, self._markers, self._docs)

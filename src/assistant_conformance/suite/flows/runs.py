@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import httpx
 
-from assistant_conformance.suite.flows import is_success, json_of, poll
+from assistant_conformance.suite.flows import is_success, json_of, of_thread, poll, settled
 from assistant_conformance.suite.flows.agent import IDS, MANY_EVENTS, QUEUED, RESUMABLE, Agent
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import AnswerFault
@@ -83,7 +83,7 @@ def list_run_ids(api: httpx.Client, thread_id: str) -> list[str]:
     response = api.get(runs_url(thread_id), params={"limit": 1000, "offset": 0})
     runs = checks.list_of(json_of(response)) if is_success(response) else None
     return [
-        r["run_id"] for r in runs or [] if isinstance(r, dict) and isinstance(r.get("run_id"), str)
+        r["run_id"] for r in of_thread(runs or [], thread_id) if isinstance(r.get("run_id"), str)
     ]
 
 
@@ -131,6 +131,16 @@ def wait_terminal(api: httpx.Client, thread_id: str, run_id: str, timeout: float
     until = {"kind": "field", "key": "status", "in": sorted(checks.TERMINAL_RUN)}
     response, _ = poll(lambda: api.get(runs_url(thread_id, run_id)), until, timeout)
     return response
+
+
+def settled_status(
+    api: httpx.Client, thread_id: str, run_id: str, timeout: float, was: str | None = None
+) -> tuple[httpx.Response, list[Any], bool]:
+    """GET the run until terminal (within `timeout`), then until two reads agree on its status
+    (flows.settled; `was`: the status it settled on before): where the status ends, the statuses
+    read in order, and whether it stayed."""
+    until = {"kind": "field", "key": "status", "in": sorted(checks.TERMINAL_RUN)}
+    return settled(lambda: api.get(runs_url(thread_id, run_id)), until, "status", timeout, was)
 
 
 def ended_probe(api: httpx.Client, thread_id: str, run_id: str = "") -> RunEnded:

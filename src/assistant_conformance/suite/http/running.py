@@ -33,6 +33,10 @@ class Scope:
     exchanges: list[Entry] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
 
+    def checked(self) -> frozenset[str]:
+        """The requirements the running test checks (none for a set-up or a replay)."""
+        return frozenset()
+
 
 # The running test's scope, and the polling loop (its words) its requests are part of.
 _running: ContextVar[tuple[Scope | None, dict[str, Any] | None]] = ContextVar(
@@ -43,6 +47,12 @@ _running: ContextVar[tuple[Scope | None, dict[str, Any] | None]] = ContextVar(
 def current_scope() -> Scope | None:
     """The running test's scope (None outside a test, a set-up or a replay)."""
     return _running.get()[0]
+
+
+def checked_requirements() -> frozenset[str]:
+    """The requirements the running test checks (none outside a test)."""
+    scope = current_scope()
+    return scope.checked() if scope is not None else frozenset()
 
 
 @contextmanager
@@ -61,11 +71,15 @@ def following(into: list[Entry]) -> AbstractContextManager[Scope]:
 
 
 @contextmanager
-def polling(until: dict[str, Any], within: float) -> Iterator[None]:
+def polling(
+    until: dict[str, Any], within: float, agree: dict[str, Any] | None = None
+) -> Iterator[None]:
     """The requests of this block are one polling loop: read again until the check `until` holds
-    on the answer or `within` seconds pass (a replay polls the same way)."""
+    on the answer or `within` seconds pass; then, with `agree` ({key, apart, tries}), again until
+    two answers agree at `key` (a replay polls the same way)."""
     scope, _ = _running.get()
     loop = {"until": until, "within": within, "loop": uuid.uuid4().hex[:8]}
+    loop.update({"agree": agree} if agree else {})
     token = _running.set((scope, loop))
     try:
         yield

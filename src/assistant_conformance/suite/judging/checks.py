@@ -14,6 +14,8 @@ Kinds (`entry`: a trail index; a sequence of events: [{"entry", "from", "to"}, .
 - events-equal {got, expected}: the same events (id, name, data), of those that carry an id
   (`named`); events-new {got, seen}: no event of `got` has an id of `seen`;
 - field {entry, key, in | not_in}: a value of the JSON body (`key` dotted) in (or not in) a set;
+- same-reads {entries, idle, filters, request}: pairs of reads before and after a request read
+  the same (judging/idle_reads.py);
 - counts {entries, equals}: the lengths of list answers (a bare array, or its `items`);
   listed {entries, key, equals}: the `key` values of their items, together, in any order;
 - documents-settled {entry, ids} · documents-terminal {entry, ids}: knowledge-base statuses;
@@ -31,7 +33,7 @@ from typing import Any
 from assistant_conformance.suite.http import strictjson
 from assistant_conformance.suite.http.sse import SseEvent, parse_events
 from assistant_conformance.suite.http.trail import Entry
-from assistant_conformance.suite.judging.idle_reads import masked, varying
+from assistant_conformance.suite.judging.idle_reads import same_reads
 
 Check = dict[str, Any]
 TERMINAL_RUN = ("success", "error", "timeout", "interrupted")
@@ -225,30 +227,6 @@ def _documents_terminal(check: Check, entries: Sequence[Entry]) -> Verdict:
     return all(statuses.get(i) in TERMINAL_DOCUMENT for i in check["ids"]), statuses
 
 
-def read_of(entry: Entry) -> dict[str, Any]:
-    """What an owner's read shows: its status and body (a search: which threads, in any order)."""
-    body = body_of(entry)
-    if entry.method == "POST" and isinstance(body, list):
-        body = sorted(str(e.get("thread_id")) for e in body if isinstance(e, dict))
-    text = bytes(entry.response_body).decode("utf-8", "replace")
-    return {"status": entry.status, "body": body if body is not None else text}
-
-
-def _same_reads(check: Check, entries: Sequence[Entry]) -> Verdict:
-    """`entries` are pairs (a read before, the same read after): each pair reads the same, but
-    where the same read, made twice before (`idle`, one per pair), already differed."""
-    pairs = list(zip(check["entries"][::2], check["entries"][1::2], strict=True))
-    idle = check.get("idle") or [None] * len(pairs)
-    changed = []
-    for (b, a), i in zip(pairs, idle, strict=True):
-        before, after = read_of(entries[b]), read_of(entries[a])
-        places = varying(before, read_of(entries[i])) if i is not None else set()
-        before, after = masked(before, places), masked(after, places)
-        if before != after:
-            changed.append(f"{entries[b].method} {entries[b].url}: {before!r} -> {after!r}"[:400])
-    return not changed, changed
-
-
 def mismatches(sent: Any, got: Any, path: str = "") -> list[str]:
     """Where `got` differs from what was `sent` (every sent field, recursively; extra fields ok)."""
     if isinstance(sent, dict):
@@ -288,14 +266,14 @@ _JUDGES: dict[str, Callable[[Check, Sequence[Entry]], Verdict]] = {
     "listed": _listed,
     "documents-settled": _documents_settled,
     "documents-terminal": _documents_terminal,
-    "same-reads": _same_reads,
+    "same-reads": same_reads,
     "read-back": _read_back,
 }
 
 
 def entries_of(check: Check) -> list[int]:
     """The trail indexes a check reads."""
-    found = [check["entry"]] if "entry" in check else []
+    found = [check[name] for name in ("entry", "request") if name in check]
     found += list(check.get("entries", [])) + [i for i in check.get("idle") or [] if i is not None]
     for name in ("got", "expected", "seen"):
         found += [part["entry"] for part in check.get(name, [])]
@@ -305,8 +283,9 @@ def entries_of(check: Check) -> list[int]:
 def rebased(check: Check, index: Callable[[int], int]) -> Check:
     """The same check with every trail index passed through `index`."""
     out = dict(check)
-    if "entry" in out:
-        out["entry"] = index(out["entry"])
+    for name in ("entry", "request"):
+        if name in out:
+            out[name] = index(out[name])
     if "entries" in out:
         out["entries"] = [index(i) for i in out["entries"]]
     if out.get("idle"):

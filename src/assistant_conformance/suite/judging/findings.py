@@ -68,6 +68,9 @@ class TestRecord(Scope):
                 return index
         return len(self.exchanges) - 1
 
+    def checked(self) -> frozenset[str]:
+        return self.allowed
+
     def finish(self) -> None:
         for finalize in self.finalizers:
             finalize()

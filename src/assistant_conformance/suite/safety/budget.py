@@ -6,10 +6,15 @@ the answer may have made something (a 2xx, or no answer at all); a refusal gives
 create meant to make one may take all places but SPARE: those are kept for the creates a
 conformant target refuses (no credential, input that breaks the document), which give theirs
 back as they are refused, so that checking refusals does not wait for a budget the valid ones
-spent; a place held by a create still out is waited for (it may be given back). A check
-whose create finds no place left is not judged (BudgetSpent), never passed. What
-was made stays in this process's memory (`made`: the answer, its client secret among it), for
-the checks that can run on one made already.
+spent; a place held by a create still out is waited for (it may be given back).
+
+Scarce places go first to the requirements they exist for: a place is kept, across the run's
+processes, for each MUST whose check needs one made (kept_for), until a valid create of a test
+that checks it takes it; a probe's, a SHOULD's, a generated or a robustness case's create may
+not have it, whichever worker sends it first. Refusals of one kind go one at a time, and none
+after the target made something of one. A check whose create finds no place left is not judged
+(BudgetSpent), never passed. What was made stays in this process's memory (`made`: the answer,
+its client secret among it), for the checks that can run on one made already.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import pytest
 
+from assistant_conformance.contract.catalogue import load
 from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.http import running
+from assistant_conformance.suite.safety.removal import kind_of
 
 LIMIT = 3  # made and not removable, per kind, per run
 SPARE = 1  # of those, kept for creates a conformant target refuses (each gives it back)
@@ -53,6 +62,15 @@ class Made:
         return _instant(self.expires) + 1 if self.expires else None
 
 
+@dataclass(frozen=True)
+class Place:
+    """A place one create holds in the budget: of what kind, and the refusal it is ("": a valid
+    create; `credential`: sent without a valid one; `input`: input that breaks the document)."""
+
+    kind: str
+    refusal: str = ""
+
+
 @dataclass
 class Allowance:
     counts: SharedCounts
@@ -60,35 +78,61 @@ class Allowance:
     made: list[Made] = field(default_factory=list)  # by this process
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def reserve(self, kind: str, refusal: bool = False) -> None:
+    def reserve(self, kind: str, refusal: str = "") -> Place:
         """A place for one create of `kind`, before it is sent (`refusal`: one a conformant target
-        refuses, which may take a spare place); BudgetSpent when none is left."""
-        asked = f"{kind} (asked)"
-        places = self.limit if refusal else self.limit - SPARE
+        refuses, which may take a spare place, see Place); BudgetSpent when none is left.
+
+        A place is kept for each MUST whose check needs one made (kept_for), until a valid create
+        of a test checking it takes it: no other create may have it, whichever worker sends it
+        first; but a request without a valid credential may (AUTH's MUSTs: a conformant target
+        gives it back). Refusals of one kind go one at a time, and none after one made something:
+        the target has shown it (the finding is that one's), and another spends a place for
+        nothing."""
+        asked = out_key(Place(kind, refusal))
+        checking = () if refusal else tuple(kept_for(kind) & running.checked_requirements())
 
         def take(counts: dict[str, int]) -> str:
-            if counts.get(kind, 0) >= places:
+            waiting = [r for r in sorted(kept_for(kind)) if not counts.get(served(kind, r))]
+            mine = [r for r in waiting if r in checking][:1]
+            places = self.limit if refusal or mine else self.limit - SPARE
+            if refusal != "credential":  # that refusal is a MUST's check: it may take any place
+                places -= len(waiting) - len(mine)  # kept for the MUSTs it does not check
+            if counts.get(kind, 0) >= places or (refusal and counts.get(made_by(kind, refusal))):
                 return "spent"
-            if counts.get(kind, 0) + counts.get(asked, 0) >= places:
+            if counts.get(kind, 0) + out(counts, kind) >= places or (refusal and counts.get(asked)):
                 return "taken"  # by creates still out: a refused one gives its place back
             counts[asked] = counts.get(asked, 0) + 1
+            counts.update({served(kind, r): 1 for r in mine})
             return "held"
 
         given_up = time.monotonic() + PLACE_WAIT
-        while (place := self.counts.change(take)) == "taken" and time.monotonic() < given_up:
+        while (state := self.counts.change(take)) == "taken" and time.monotonic() < given_up:
             time.sleep(0.05)
-        if place != "held":
-            raise BudgetSpent(f"not judged: {spent(kind, self.limit)}")
+        if state == "held":
+            return Place(kind, refusal)
+        if refusal and self.counts.get(made_by(kind, refusal)):
+            made = f"the target made a {kind} of a request it should have refused ({refusal})"
+            raise BudgetSpent(f"not judged: {made} already: another is not risked")
+        kept = sorted(self.waiting(kind) - set(checking)) if refusal != "credential" else []
+        why = f" but the places kept for {', '.join(kept)} (MUST)" if kept else ""
+        raise BudgetSpent(f"not judged: {spent(kind, self.limit)}{why}")
 
-    def settle(self, kind: str, made: bool) -> None:
+    def settle(self, place: Place, made: bool) -> None:
         """The create's answer came (`made`: it may have made one): its place kept or given back."""
+        kind, asked = place.kind, out_key(place)
 
         def settled(counts: dict[str, int]) -> None:
-            counts[f"{kind} (asked)"] = max(0, counts.get(f"{kind} (asked)", 0) - 1)
+            counts[asked] = max(0, counts.get(asked, 0) - 1)
             if made:
                 counts[kind] = counts.get(kind, 0) + 1
+            if made and place.refusal:
+                counts[made_by(kind, place.refusal)] = 1
 
         self.counts.change(settled)
+
+    def waiting(self, kind: str) -> frozenset[str]:
+        """The MUSTs whose place is still kept: no create of a test checking them took it yet."""
+        return frozenset(r for r in kept_for(kind) if not self.counts.get(served(kind, r)))
 
     def keep(self, kind: str, answer: Any, expires: str | None, response: Any = None) -> None:
         if isinstance(answer, dict):
@@ -132,12 +176,12 @@ class Allowance:
         nothing, and then this process probes alone: the probe is claimed in one step with the
         look (workers probing at the same moment: two probes would spend the places the checks
         need), until the block ends. Another's probe or create still out is waited for."""
-        probe, asked = f"{kind} (probe)", f"{kind} (asked)"
+        probe = f"{kind} (probe)"
 
         def claim(counts: dict[str, int]) -> str:
             if counts.get(kind, 0):
                 return "made"
-            if counts.get(probe, 0) or counts.get(asked, 0):
+            if counts.get(probe, 0) or out(counts, kind):
                 return "out"
             counts[probe] = 1
             return "claimed"
@@ -153,6 +197,44 @@ class Allowance:
         finally:
             if state == "claimed":
                 self.counts.change(lambda counts: counts.pop(probe, None))
+
+
+@cache
+def kept_for(kind: str) -> frozenset[str]:
+    """The MUST requirements that name a create of `kind` (a chat-kit session: CHATKIT-STATUS):
+    their checks need one made, so the run keeps a place for each."""
+    catalogue = load()
+    return frozenset(
+        req.id
+        for req in catalogue.requirements.values()
+        if req.level == "MUST"
+        and any(
+            method in ("POST", "PUT") and kind_of(path) == kind
+            for method, _, path in (
+                op.partition(" ") for op in catalogue.operations.get(req.id, ())
+            )
+        )
+    )
+
+
+def out_key(place: Place) -> str:
+    """The shared count of creates of a place's kind (and refusal) sent and not yet answered."""
+    return f"{place.kind} (asked{f', {place.refusal} refusal' if place.refusal else ''})"
+
+
+def out(counts: dict[str, int], kind: str) -> int:
+    """Creates of `kind` sent and not yet answered, valid and refusals."""
+    return sum(n for name, n in counts.items() if name.startswith(f"{kind} (asked"))
+
+
+def made_by(kind: str, refusal: str) -> str:
+    """The shared count that says a create the target should have refused made a `kind`."""
+    return f"{kind} (made by a {refusal} refusal)"
+
+
+def served(kind: str, req_id: str) -> str:
+    """The shared count that says a create checking `req_id` took the place kept for it."""
+    return f"{kind} (for {req_id})"
 
 
 def spent(kind: str, limit: int = LIMIT) -> str:

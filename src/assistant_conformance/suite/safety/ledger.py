@@ -43,7 +43,7 @@ from assistant_conformance.contract.openapi import KB_PREFIXES
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http.observe import refusing
-from assistant_conformance.suite.safety.budget import Allowance
+from assistant_conformance.suite.safety.budget import Allowance, Place
 from assistant_conformance.suite.safety.lookup import (
     Unanswered,
     look_for,
@@ -106,7 +106,7 @@ class Intent:
     body: Any = None
     announced: bool = True
     what: str = ""  # the create request: METHOD /path
-    budgeted: str = ""  # the kind it took a place in the run's budget for
+    budgeted: Place | None = None  # the place it took in the run's budget
 
 
 def now() -> str:
@@ -216,8 +216,8 @@ class Ledger:
             return None
         delete, id_field = found
         kind, request = kind_of(path), f"{method.upper()} {path}"
-        if id_field is None:
-            self.budget.reserve(kind, refusal=not announce or refusing())
+        refusal = "" if announce and not refusing() else "input" if announce else "credential"
+        place = self.budget.reserve(kind, refusal) if id_field is None else None
         seq, mark = self._next(), marker_of(kind, body, content, self.run_prefix)
         with self._lock:
             self.pending[seq] = Unanswered(seq, principal, request, kind, mark)
@@ -226,8 +226,7 @@ class Ledger:
         sent.update({"marker": mark} if mark is not None else {})
         self._write({"event": "intent", "seq": seq, **sent})
         reference = body if id_field == "@body" else None
-        budgeted = kind if id_field is None else ""
-        return Intent(seq, principal, delete, id_field, reference, announce, request, budgeted)
+        return Intent(seq, principal, delete, id_field, reference, announce, request, place)
 
     def unremovable(self, method: str, path: str) -> str:
         """The kind of what the request makes that nothing removes ("" when none)."""
