@@ -170,7 +170,7 @@ class ChatkitFree(Variant):
     that warning is true, and allowed; every MUST, CHATKIT-STATUS among them, is judged and met."""
 
     pytest_args = SPREAD
-    warnings_allowed = True  # SHOULD warnings only, and certification `full`
+    warns = ("ROBUST-BAD-INPUT-4XX",)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST" or scope["path"] != CHATKIT:
