@@ -12,7 +12,7 @@ document names must be there with their types.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import httpx
@@ -31,6 +31,7 @@ from assistant_conformance.suite.judging import checks
 DOCUMENT_PREFIX = "/api/ai"
 
 
+@lru_cache(maxsize=64)  # an exchange's URL is read by several rules in turn
 def url_path(url: str) -> str | None:
     """A URL's path (None: a URL that cannot be read, which no operation is)."""
     try:

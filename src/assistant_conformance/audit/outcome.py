@@ -54,7 +54,10 @@ CANNOT = {
     "RUN-WAIT-COMPLETES": "it needs the run read right after the wait",
     "RUN-CANCEL": "it needs the run read after its cancel, until terminal",
 }
-BY_TESTS = "it is judged by requests made to test it (a run of the suite), not by what they answer"
+BY_TESTS = (
+    "no rule of the audit reads it from exchanges: a run of the suite tests it, with requests of "
+    "its own"
+)
 
 
 def run_of_findings(

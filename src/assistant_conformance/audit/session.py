@@ -14,6 +14,7 @@ writes the recording (recorded.har, redacted: `Authorization` masked, each token
 from __future__ import annotations
 
 import contextvars
+import gc
 import json
 import queue
 import threading
@@ -33,6 +34,7 @@ from assistant_conformance.suite.evidence import har
 
 HAR_FILE = "recorded.har"
 MAX_EXCHANGES = 100_000
+FROZEN_EVERY = 10_000  # exchanges recorded between two freezes of the collector
 
 
 class Session:
@@ -86,6 +88,8 @@ class Session:
         label = self._label(credential.kind, credential.identity)
         self.marks.append({"_principal": label, **recording.marks()})
         self.sizes.append((recording.request_size, recording.response_size))
+        if len(self.marks) % FROZEN_EVERY == 0:
+            gc.freeze()  # what is recorded is kept to the end: no collection need walk it again
         try:
             found = self.judging.next()
         except Exception as exc:  # the traffic passes whatever its judging does

@@ -9,6 +9,7 @@ folder that cannot be written or a file that is not a HAR (said in one line, bef
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
             captures = [harfile.load_har(path) for path in args.files]
         except harfile.NotAHar as exc:
             return _usage(prog, str(exc))
+        gc.freeze()  # the exchanges are kept to the end: no collection need walk them again
         judgings = [Judging(c, args.base_path) for c in captures]
         shown: Counter[str] = Counter()
         for judging in judgings:
