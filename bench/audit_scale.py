@@ -13,9 +13,11 @@ adds to an exchange's latency at its 1,000th and at its 100,000th.
   token delay) and `assistant-conformance proxy` in front of it (a process of its own). One client
   sends N exchanges in that cycle through the proxy, each followed by the same kind of request
   straight to the reference (on a thread of its own there); an exchange's added latency is the
-  difference of the two. Median and 95th percentile over the first 1,000 exchanges and over the
-  last 1,000 (the 99,001st to the 100,000th); the proxy's peak memory; how long its end took
-  (SIGINT to exit: the last judging, the recording and the reports written) and its exit status.
+  difference of the two. Median and 95th percentile over the first 1,000 exchanges and over each
+  1,000 ending at a tenth of N (the last: the 99,001st to the 100,000th), with the machine's load
+  average then (a shared machine's load moves the figures: a trend is growth, a swing is load);
+  the proxy's peak memory; how long its end took (SIGINT to exit: the last judging, the recording
+  and the reports written) and its exit status.
 
 It prints Markdown and writes reports/audit_scale.json (`--json`); `--publish` puts the section
 in docs/benchmark-results.md (bench/run.py --publish keeps it). The tokens are random and never
@@ -134,7 +136,7 @@ def added_latency(exchanges: int, workdir: Path) -> dict[str, Any]:
     try:
         assert proxy.stdout is not None
         base = proxy.stdout.readline().split(": ", 1)[1].split(" ")[0]
-        added, sent = traffic(base, reference.base_url, token, exchanges)
+        added, loads, sent = traffic(base, reference.base_url, token, exchanges)
         memory = peak_mib(proxy.pid)
         stopped = time.monotonic()
         proxy.send_signal(signal.SIGINT)
@@ -143,11 +145,13 @@ def added_latency(exchanges: int, workdir: Path) -> dict[str, Any]:
         if proxy.poll() is None:
             proxy.kill()
         reference.stop()
-    windows = {"first": added[:WINDOW], "last": added[-WINDOW:]}
+    ends = sorted({WINDOW, *(exchanges * k // 10 for k in range(1, 11))} - set(range(WINDOW)))
+    windows = [{"from": end - WINDOW + 1, "to": end, **_spread(added[end - WINDOW : end]),
+                "load": loads[end // WINDOW - 1]} for end in ends]  # fmt: skip
     return {
         "exchanges": exchanges,
         "seconds": round(sent, 1),
-        "windows": {name: _spread(w) for name, w in windows.items()},
+        "windows": windows,
         "peak_mib": memory,
         "end_seconds": round(time.monotonic() - stopped, 1),
         "exit": proxy.returncode,
@@ -160,11 +164,14 @@ def _spread(seconds: list[float]) -> dict[str, float]:
             "p95_ms": round(statistics.quantiles(seconds, n=20)[-1] * 1000, 3)}  # fmt: skip
 
 
-def traffic(proxy: str, direct: str, token: str, exchanges: int) -> tuple[list[float], float]:
+def traffic(
+    proxy: str, direct: str, token: str, exchanges: int
+) -> tuple[list[float], list[float], float]:
     """Each exchange of the cycle through the proxy, then its twin straight to the reference:
-    the added seconds of each."""
+    the added seconds of each, and the load average at the end of each WINDOW of them."""
     auth = {"Authorization": f"Bearer {token}"}
     added: list[float] = []
+    loads: list[float] = []
     threads: dict[str, str | None] = {"proxy": None, "direct": None}
     started = time.monotonic()
     with httpx.Client(base_url=proxy, headers=auth, timeout=60) as through, httpx.Client(
@@ -180,9 +187,11 @@ def traffic(proxy: str, direct: str, token: str, exchanges: int) -> tuple[list[f
                 if number % CYCLE == 0:
                     threads[name] = answer.json()["thread_id"]
             added.append(took["proxy"] - took["direct"])
+            if number % WINDOW == WINDOW - 1:
+                loads.append(round(os.getloadavg()[0], 1))
             if number % 10_000 == 9_999:
                 print(f"proxy: {number + 1} exchanges", file=sys.stderr, flush=True)
-    return added, time.monotonic() - started
+    return added, loads, time.monotonic() - started
 
 
 # --- output ---------------------------------------------------------------------------------------
@@ -206,15 +215,14 @@ def markdown(data: dict[str, Any]) -> str:
         out.append("")
     if "proxy" in data:
         p = data["proxy"]
-        first, last = p["windows"]["first"], p["windows"]["last"]
         out += [f"`assistant-conformance proxy` in front of the reference, {p['exchanges']:,} "
                 f"exchanges one after another ({p['seconds']:.0f} s, each with its twin sent "
-                "straight to the reference): the latency the proxy adds, over the first "
-                f"{WINDOW:,} exchanges and the last {WINDOW:,}:", "",
-                "| exchanges | median ms | p95 ms |", "|---|---:|---:|",
-                f"| 1 to {WINDOW:,} | {first['median_ms']:.2f} | {first['p95_ms']:.2f} |",
-                f"| {p['exchanges'] - WINDOW + 1:,} to {p['exchanges']:,} | "
-                f"{last['median_ms']:.2f} | {last['p95_ms']:.2f} |", "",
+                f"straight to the reference): the latency the proxy adds, over {WINDOW:,} "
+                "exchanges at a time, and the machine's load average then:", "",
+                "| exchanges | median ms | p95 ms | load |", "|---|---:|---:|---:|"]  # fmt: skip
+        out += [f"| {w['from']:,} to {w['to']:,} | {w['median_ms']:.2f} | {w['p95_ms']:.2f} | "
+                f"{w['load']:.1f} |" for w in p["windows"]]  # fmt: skip
+        out += ["",
                 f"The proxy's peak memory {p['peak_mib']} MiB; its end (the last judging, the "
                 f"recording and the reports written) {p['end_seconds']:.1f} s, exit {p['exit']}; "
                 f"{' '.join(p['summary'])}", ""]  # fmt: skip

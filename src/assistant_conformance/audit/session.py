@@ -34,7 +34,7 @@ from assistant_conformance.suite.evidence import har
 
 HAR_FILE = "recorded.har"
 MAX_EXCHANGES = 100_000
-FROZEN_EVERY = 10_000  # exchanges recorded between two freezes of the collector
+FROZEN_EVERY = 1_000  # exchanges recorded between two freezes of the collector (each is cheap)
 
 
 class Session:
