@@ -23,7 +23,7 @@ Measures, against the embedded reference server, and writes reports/bench.md + r
   and client CPU, requests per second, client CPU per request); raw: the same reference under one
   client's tight loop of GETs (the limit); far: latency.py's loopback and 120 ms cases, one run
   each; deep: a run at --examples 1000 (not with --quick). --publish also writes
-  docs/benchmark-results.md from these.
+  docs/benchmark-results.md from these (keeping the section bench/audit_scale.py wrote).
 Every subprocess has a timeout. The token is never printed.
 """
 
@@ -55,6 +55,7 @@ BENCH = ROOT / "bench"
 sys.path.insert(0, str(ROOT / "src"))  # a fresh clone without `pip install -e` still imports
 sys.path.insert(0, str(BENCH))  # its sibling scripts
 
+import audit_scale  # noqa: E402
 import httpx  # noqa: E402
 import latency  # noqa: E402
 
@@ -675,7 +676,9 @@ def results_page(data: dict[str, Any]) -> str:
     med = data["layers"]["median"]
     head += [f"Default run (`pytest`, embedded reference): {s(med['total'])} s wall, median of "
              f"{data['repeat']}.", ""]  # fmt: skip
-    return "\n".join(head + profile_markdown(data))
+    kept = audit_scale.kept_section(PUBLISHED.read_text(encoding="utf-8")) if (
+        PUBLISHED.is_file()) else ""  # fmt: skip
+    return "\n".join(head + profile_markdown(data)) + (f"\n{kept}" if kept else "")
 
 
 def detection_markdown(d: dict[str, Any]) -> list[str]:

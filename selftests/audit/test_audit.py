@@ -7,7 +7,7 @@
 - a server mounted elsewhere (`--base-path`): the same verdicts; without it nothing is judged
   (exit 3, said in one line);
 - a run's own exchanges (reports/exchanges/*.har of runs against mutants): the audit gives the
-  verdicts the run gave for what they exercised, or says why it cannot judge one (untested).
+  verdicts the run gave for what they exercised, or says why traffic cannot judge one (untested).
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ pytest.importorskip("langgraph_sdk")
 from audit_support import audited, client_traffic, upstream_of, verdicts
 from safety_support import ALT_TOKEN, TOKEN, serve
 
-from assistant_conformance.audit.proxy import HAR_FILE, Proxy
+from assistant_conformance.audit.proxy import Proxy
+from assistant_conformance.audit.session import HAR_FILE
 from assistant_conformance.cli import audit
 from assistant_conformance.proof.serve import start_server
 from assistant_conformance.proof.suiterun import child_environment
 
 pytestmark = pytest.mark.xdist_group("audit")
-ALONE = "not judged from exchanges alone: "
+ALONE = "not judgeable from traffic: "
 
 
 @pytest.fixture(scope="module")

@@ -1,31 +1,25 @@
-"""A HAR file's exchanges as the suite's trail holds them (suite/http/trail.py), so that they are
-judged with the words a test and a replay judge by (suite/judging/checks.py), and what HAR adds to
-them: whose credential each request carried, whether each body was kept whole, and, in the suite's
-own exchanges (reports/exchanges/ID.har), the finding's declared check. The proxy builds one as it
-records (audit/proxy.py).
+"""The exchanges of a HAR file (or of a proxy session) as the suite's trail holds them
+(suite/http/trail.py), so that they are judged with the words a test and a replay judge by
+(suite/judging/checks.py), and what HAR adds to them: whose credential each request carried,
+whether each body was kept whole, and, in the suite's own exchanges (reports/exchanges/ID.har),
+the finding's declared check. harfile.py reads a file into one; the proxy builds one as it records
+(audit/session.py).
 
-A file that is not HAR 1.2 (report/schemas/har.schema.json), not JSON or cut short is refused in
-one line (NotAHar). Credentials are never kept beyond the process: each one found is registered
-with the redaction of the run (report/redact.py), so no report shows it.
+Whether a token was refused is known from the answers, never from the token: a 401 refuses it
+where the token was refused on every request it carried before (one 401 on one route of a token
+another route took is that route's answer, and an `insufficient_scope` 401 names the route, not
+the token). Credentials are never kept beyond the process: each one found is registered with the
+redaction of the run (report/redact.py), so no report shows it.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import zlib
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import cache
-from importlib import resources
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import Any
 
-import jsonschema
-
 from assistant_conformance.report import redact
-from assistant_conformance.suite.evidence import places
 from assistant_conformance.suite.http import trail
 
 NO_CREDENTIAL, INVALID_CREDENTIAL, BEARER_CREDENTIAL = "none", "invalid", "bearer"
@@ -33,11 +27,7 @@ NO_CREDENTIAL, INVALID_CREDENTIAL, BEARER_CREDENTIAL = "none", "invalid", "beare
 # to be refused (an unknown token, Basic, an empty bearer).
 RUN_TOKENS = frozenset({"main", "alt"})
 MADE_UP = frozenset({"bearer", "basic", "empty-bearer", "?"})
-INFLATED_LIMIT = 4 * trail.BODY_LIMIT  # a compressed body is read back up to this much
-
-
-class NotAHar(ValueError):
-    """A file the audit cannot read as HAR 1.2; the message is one line."""
+SLACK = timedelta(milliseconds=1)  # HAR times are in milliseconds
 
 
 @dataclass(frozen=True)
@@ -45,6 +35,24 @@ class Credential:
     kind: str  # none, invalid (not a bearer token at all), bearer
     identity: str | None = None  # tells two bearer credentials apart; never printed
     what: str = ""  # for failure text
+
+
+@dataclass
+class _Answers:
+    """What one token's answers say of it: its 401s (in order, each with the earliest end among
+    them so far), and the first request it was taken on (a 2xx or a 403: the server knew it)."""
+
+    refused: list[int] = field(default_factory=list)
+    soonest: list[tuple[datetime, int]] = field(default_factory=list)
+    taken: int | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A token refused before a request: its first 401 the request came after, and how many."""
+
+    entry: int
+    count: int
 
 
 @dataclass
@@ -56,7 +64,7 @@ class Capture:
     credentials: list[Credential] = field(default_factory=list)
     whole: list[bool] = field(default_factory=list)  # its response body was kept whole
     finding: dict[str, Any] | None = None  # log._finding of the suite's own HARs
-    _refusals: dict[str, list[int]] = field(default_factory=dict)  # identity -> its 401s
+    _tokens: dict[str, _Answers] = field(default_factory=dict)
 
     def add(self, entry: trail.Entry, credential: Credential, whole: bool = True) -> int:
         self.entries.append(entry)
@@ -64,8 +72,16 @@ class Capture:
         self.whole.append(whole)
         index = len(self.entries) - 1
         identity = credential.identity
-        if entry.status == 401 and identity is not None and identity not in RUN_TOKENS:
-            self._refusals.setdefault(identity, []).append(index)
+        if identity is None or identity in RUN_TOKENS or entry.status is None:
+            return index
+        answers = self._tokens.setdefault(identity, _Answers())
+        if entry.status == 401 and not _names_the_route(entry):
+            end = self.end(index)
+            earlier = answers.soonest[-1] if answers.soonest else (end, index)
+            answers.refused.append(index)
+            answers.soonest.append(min(earlier, (end, index)))
+        elif 200 <= entry.status < 300 or entry.status == 403:
+            answers.taken = index if answers.taken is None else min(answers.taken, index)
         return index
 
     def end(self, index: int) -> datetime:
@@ -76,23 +92,34 @@ class Capture:
     def after(self, earlier: int, later: int) -> bool:
         """Whether `later` was sent once `earlier` had its answer (a millisecond's slack: HAR
         times are in milliseconds)."""
-        slack = timedelta(milliseconds=1)
-        return earlier < later and self.entries[later].started + slack >= self.end(earlier)
+        return earlier < later and self.entries[later].started + SLACK >= self.end(earlier)
 
-    def refused_before(self, index: int) -> int | None:
-        """An exchange answered 401 to the same bearer credential before this one was sent (the
-        suite's own tokens, `main` and `alt`, are the run's: valid, whatever one answer said)."""
-        identity = self.credentials[index].identity
-        for refused in self._refusals.get(identity or "", []):
-            if self.after(refused, index):
-                return refused
-        return None
+    def refused_before(self, index: int) -> Refusal | None:
+        """The token of this request refused (401) on every request it carried before this one
+        was sent, at least once (the suite's own tokens, `main` and `alt`, are the run's: valid,
+        whatever one answer said)."""
+        answers = self._tokens.get(self.credentials[index].identity or "")
+        if answers is None or (answers.taken is not None and answers.taken < index):
+            return None
+        count = bisect_left(answers.refused, index)
+        if not count:
+            return None
+        end, first = answers.soonest[count - 1]
+        if self.entries[index].started + SLACK < end:
+            return None  # each 401 before it was still on its way when it was sent
+        return Refusal(first, count)
 
     def valid_credential(self, index: int) -> bool:
         """A bearer credential the server did not refuse before this request."""
         return (
             self.credentials[index].kind == BEARER_CREDENTIAL and self.refused_before(index) is None
         )
+
+
+def _names_the_route(entry: trail.Entry) -> bool:
+    """A 401 whose challenge says the token lacks the scope of this route (RFC 6750 §3.1)."""
+    challenge = {k.lower(): v for k, v in entry.response_headers.items()}.get("www-authenticate")
+    return "insufficient_scope" in (challenge or "").lower()
 
 
 def credential_of(headers: dict[str, str], declared: str | None = None) -> Credential:
@@ -122,110 +149,3 @@ def _declared(word: str) -> Credential | None:
     if word in MADE_UP or word.startswith(INVALID_CREDENTIAL):
         return Credential(INVALID_CREDENTIAL, None, f"a credential made to be refused ({word})")
     return None  # `secret` and the like: the header, if the file kept it, says more
-
-
-# --- reading a file -------------------------------------------------------------------------------
-
-
-@cache
-def har_schema() -> dict[str, Any]:
-    text = resources.files("assistant_conformance.report").joinpath("schemas/har.schema.json")
-    return json.loads(text.read_text(encoding="utf-8"))
-
-
-def load_har(path: Path) -> Capture:
-    """A HAR file's exchanges; NotAHar (one line) for what cannot be read as HAR 1.2."""
-    try:
-        text = path.read_bytes().decode("utf-8").removeprefix("\ufeff")
-    except OSError as exc:
-        raise NotAHar(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise NotAHar(f"{path}: not a HAR file: not UTF-8 text (byte {exc.start})") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise NotAHar(
-            f"{path}: not a HAR file: not JSON, or cut short ({exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno})"
-        ) from None
-    wrong = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(har_schema()).iter_errors(document)
-    )
-    if wrong is not None:
-        where = "/".join(str(p) for p in wrong.absolute_path) or "the top"
-        raise NotAHar(f"{path}: not a HAR 1.2 file: at {where}: {wrong.message[:200]}")
-    log = document["log"]
-    capture = Capture(str(path), finding=log.get("_finding"))
-    for raw in log["entries"]:
-        capture.add(*entry_of(raw))
-    return capture
-
-
-def entry_of(raw: dict[str, Any]) -> tuple[trail.Entry, Credential, bool]:
-    """A HAR entry as a trail entry, whose credential it carried, and whether its answer's body
-    was kept whole (a browser may keep none, the proxy keeps the first BODY_LIMIT bytes)."""
-    request, response = raw["request"], raw["response"]
-    entry = places.recorded_answer(raw)
-    entry.status = response["status"] or None
-    entry.request_headers = {h["name"]: h["value"] for h in request["headers"]
-                             if not h["name"].startswith(":")}  # fmt: skip
-    entry.response_headers = {h["name"]: h["value"] for h in response["headers"]
-                              if not h["name"].startswith(":")}  # fmt: skip
-    try:
-        entry.request_body = places.body_bytes(request.get("postData"))
-    except (binascii.Error, ValueError):
-        entry.request_body = None
-    entry.started = _moment(raw["startedDateTime"])
-    entry.seconds = max(float(raw["time"]), 0.0) / 1000
-    entry.fault = str(raw.get("_fault") or "")
-    body, whole = _body(response["content"], entry.response_headers)
-    entry.response_body = bytearray(body)
-    if entry.stream is None and _is_stream(entry.response_headers):
-        entry.stream = {"events": 0, "cut": "", "closed_by_server": None}  # unknown: not said
-    whole = whole and not raw.get("_truncated")
-    declared = raw.get("_principal") or raw.get("_credential")
-    return entry, credential_of(entry.request_headers, declared), whole
-
-
-def _moment(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.now(UTC)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _is_stream(headers: dict[str, str]) -> bool:
-    content_type = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
-    return "text/event-stream" in content_type.lower()
-
-
-def _body(content: dict[str, Any], headers: dict[str, str]) -> tuple[bytes, bool]:
-    """The decoded body HAR keeps, and whether it is whole (its size says how long it was)."""
-    text = content.get("text")
-    if text is None:
-        return b"", content.get("size", 0) <= 0
-    try:
-        body = base64.b64decode(text) if content.get("encoding") == "base64" else text.encode()
-    except (binascii.Error, ValueError):
-        return b"", False
-    body, inflated = inflate(body, headers)
-    return body, inflated and len(body) >= content.get("size", 0)
-
-
-def inflate(body: bytes, headers: dict[str, str]) -> tuple[bytes, bool]:
-    """A body some tools keep as it was sent (gzip or deflate) as it reads; False when it could
-    not be read whole within INFLATED_LIMIT. HAR's own bodies are decoded: left as they are."""
-    encoding = {k.lower(): v for k, v in headers.items()}.get("content-encoding", "").lower()
-    if "gzip" in encoding and body[:2] == b"\x1f\x8b":
-        wbits = 16 + zlib.MAX_WBITS
-    elif "deflate" in encoding and body[:1] == b"\x78":
-        wbits = zlib.MAX_WBITS
-    else:
-        return body, True
-    reader = zlib.decompressobj(wbits)
-    try:
-        out = reader.decompress(body, INFLATED_LIMIT)
-    except zlib.error:
-        return body, False
-    return out, reader.eof and not reader.unconsumed_tail

@@ -1,9 +1,10 @@
 """What one exchange to a documented operation shows, each as a judgement (audit/judge.py):
 
 - the bearer rule: a request without an Authorization header (AUTH-MISSING-REJECTED), or with a
-  credential that is no bearer token, or one the server refused (401) before it was sent
-  (AUTH-INVALID-REJECTED), is answered with no 2xx, and refused with 401 (AUTH-401: a 2xx is the
-  first's finding alone, as suite/judging/charges.py charges it); a stream request with
+  credential that is no bearer token, or a token the server refused (401) on every request it
+  carried before this one was sent (AUTH-INVALID-REJECTED; capture.py), is answered with no
+  2xx, and refused with 401 (AUTH-401: a 2xx is the first's finding alone, as
+  suite/judging/charges.py charges it); a stream request with
   `last-event-id` and no credential, with no 2xx (AUTH-LAST-EVENT-ID-NOT-CREDENTIAL). An operation
   answered 405 or 501 is not there to refuse anything: not judged;
 - every 401 names the Bearer scheme in WWW-Authenticate, and a 2xx JSON body is declared JSON:
@@ -22,7 +23,7 @@ from __future__ import annotations
 from assistant_conformance.audit.capture import BEARER_CREDENTIAL, NO_CREDENTIAL, Capture
 from assistant_conformance.audit.judge import Judgement
 from assistant_conformance.audit.operations import has_shape, header_value, last_event_id
-from assistant_conformance.contract.openapi import Operation
+from assistant_conformance.contract.openapi import Operation, by_label
 from assistant_conformance.suite.http import sse, strictjson
 from assistant_conformance.suite.http.absent import NOT_SERVED
 from assistant_conformance.suite.http.observe import JSON_UNDECLARED, NOT_CHALLENGED
@@ -47,6 +48,15 @@ SERVER_KEPT_OPEN = (sse.OPEN_AFTER_END, sse.OPEN_AFTER_RUN)  # cuts that are the
 CHALLENGE, JSON_DECLARED = CROSS_CUTTING[NOT_CHALLENGED], CROSS_CUTTING[JSON_UNDECLARED]
 
 
+def exchange_requirements() -> set[str]:
+    """Every requirement one exchange can show (the operations' own: status, content type)."""
+    own = {MISSING, INVALID, AUTH_401, LAST_EVENT_ID_NOT_CREDENTIAL, CHALLENGE[0],
+           JSON_DECLARED[0], NO_5XX, SHAPE, ERROR_JSON, EVENT_IDS, STREAM_ENDS}  # fmt: skip
+    for op in by_label().values():
+        own |= {op.requirements[k] for k in ("status", "content-type") if k in op.requirements}
+    return own
+
+
 def judged(capture: Capture, index: int, op: Operation | None) -> list[Judgement]:
     """The judgements of one exchange (none off the document, or without an answer)."""
     entry = capture.entries[index]
@@ -66,7 +76,9 @@ def bearer_rule(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     refused = capture.refused_before(index) if credential.kind == BEARER_CREDENTIAL else None
     if (credential.kind == BEARER_CREDENTIAL and refused is None) or entry.status in NOT_SERVED:
         return []
-    what = credential.what if refused is None else f"a token refused (401) at entry {refused}"
+    what = credential.what if refused is None else (
+        f"a token refused (401) {refused.count} time(s) before, first at entry {refused.entry}, "
+        "and taken on none of the requests it carried")  # fmt: skip
     requirement = MISSING if credential.kind == NO_CREDENTIAL else INVALID
     found = [Judgement(requirement, {**NOT_2XX, "entry": index},
                        f"not a 2xx: the request carries {what}", index, op.label)]  # fmt: skip

@@ -12,7 +12,7 @@ document names must be there with their types.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import httpx
@@ -31,10 +31,19 @@ from assistant_conformance.suite.judging import checks
 DOCUMENT_PREFIX = "/api/ai"
 
 
+@lru_cache(maxsize=64)  # an exchange's URL is read by several rules in turn
+def url_path(url: str) -> str | None:
+    """A URL's path (None: a URL that cannot be read, which no operation is)."""
+    try:
+        return httpx.URL(url).path
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+
+
 def document_path(entry: trail.Entry, base_path: str | None = None) -> str | None:
-    """The request's path as the document writes it (None: outside the base path)."""
-    path = httpx.URL(entry.url).path
-    if base_path is None:
+    """The request's path as the document writes it (None: outside the base path, or none)."""
+    path = url_path(entry.url)
+    if path is None or base_path is None:
         return path
     base = "/" + base_path.strip("/") if base_path.strip("/") else ""
     if not (path == base or path.startswith(base + "/")):

@@ -4,7 +4,11 @@ in a run (a requirement no exchange exercised is `untested`, never a pass; one t
 operations passes only where each kept it), and report/ writes conformance.json (its schema),
 .md, .html and badge.json; JUnit is written here (a run's comes from pytest).
 
-A requirement the audit cannot judge from exchanges alone stays untested, with why.
+An untested requirement says which of two it is: not judgeable from traffic (no exchange can show
+it, whoever sent it: it needs requests made to test it, or more than exchanges say), or untested
+here (these exchanges did not exercise it; others may). The reports of an audit carry its own
+header (`audit` in conformance.json): the files, the exchanges judged, off the document and
+unanswered, the period they cover.
 """
 
 from __future__ import annotations
@@ -15,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from assistant_conformance import __version__
-from assistant_conformance.audit.rules import Judging
+from assistant_conformance.audit.exchange import exchange_requirements
+from assistant_conformance.audit.rules import COUNTS, Judging
+from assistant_conformance.audit.sequence import sequence_requirements
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report import redact, write_all
@@ -39,9 +43,9 @@ from assistant_conformance.report.verdicts import build
 from assistant_conformance.suite.run.identity import suite_sha256
 
 NOTHING_JUDGED = "no exchange to a documented operation got an answer: nothing was judged"
-COUNTS = ("exchanges", "judged", "off_document", "unanswered")
-ALONE = "not judged from exchanges alone: "
-# What exchanges cannot show, whoever sent them (the rest: no exchange exercised it).
+NOT_JUDGEABLE = "not judgeable from traffic: "
+EXERCISED_BY_NONE = "untested: no exchange of these exercised it"
+# What exchanges cannot show, whoever sent them, though they reach its operations.
 CANNOT = {
     "AUTH-PRINCIPAL-ISOLATION": "a file does not say whose each token is",
     "AUTH-REJECTED-NO-EFFECT": "it needs the owner's reads around the refused request",
@@ -50,6 +54,10 @@ CANNOT = {
     "RUN-WAIT-COMPLETES": "it needs the run read right after the wait",
     "RUN-CANCEL": "it needs the run read after its cancel, until terminal",
 }
+BY_TESTS = (
+    "no rule of the audit reads it from exchanges: a run of the suite tests it, with requests of "
+    "its own"
+)
 
 
 def run_of_findings(
@@ -59,13 +67,19 @@ def run_of_findings(
     """The verdicts of the files' (or the session's) findings."""
     files = [TestResult(j.capture.name, sorted({f.requirement for f in j.findings}), "passed",
                         j.findings) for j in judgings]  # fmt: skip
-    run = build(load(), files, info=_info(judgings, invocation, report_dir, started, deadline),
-                capabilities={}, baseline={})  # fmt: skip
+    info = _info(judgings, invocation, report_dir, started, deadline)
+    run = build(load(), files, info=info, capabilities={}, baseline={})
     said = {k: v for j in judgings for k, v in j.not_judged.items()}
+    judgeable = (exchange_requirements() | sequence_requirements()) - set(CANNOT)
     for rid, result in run.requirements.items():
-        if result.verdict == UNTESTED and (why := said.get(rid) or CANNOT.get(rid)):
-            result.reason = ALONE + why
-    if not run.info["audit"]["judged"]:
+        if result.verdict != UNTESTED:
+            continue
+        why = said.get(rid) or CANNOT.get(rid) or (BY_TESTS if rid not in judgeable else None)
+        result.reason = NOT_JUDGEABLE + why if why else EXERCISED_BY_NONE
+    untested = [r.reason for r in run.requirements.values() if r.verdict == UNTESTED]
+    info["audit"]["not_judgeable"] = sum(r.startswith(NOT_JUDGEABLE) for r in untested)
+    info["audit"]["not_exercised"] = untested.count(EXERCISED_BY_NONE)
+    if not info["audit"]["judged"]:
         run.gate = Gate(Exit.HARNESS, "harness error", [NOTHING_JUDGED])
     return run
 
@@ -75,18 +89,13 @@ def _info(
     judgings: list[Judging], invocation: str, report_dir: Path, started: float, deadline: float
 ) -> dict[str, Any]:
     counts = [j.counts() for j in judgings]
-    hosts = {
-        f"{url.scheme}://{url.netloc.decode()}"
-        for j in judgings
-        for url in (httpx.URL(e.url) for e in j.capture.entries)
-        if url.host
-    }
     names = [j.capture.name for j in judgings]
+    hosts = ", ".join(_hosts(judgings)) or "none"
     return {
         "suite_version": __version__,
         "suite_sha256": suite_sha256(),
         "spec": spec_hashes(),
-        "target": f"recorded exchanges: {', '.join(names)} ({', '.join(sorted(hosts)) or 'none'})",
+        "target": f"recorded exchanges: {', '.join(names)} ({hosts})",
         "seed": 0,
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_seconds": round(time.monotonic() - started, 3),
@@ -106,8 +115,33 @@ def _info(
         "audit": {
             "files": names,
             **{k: sum(c[k] for c in counts) for k in COUNTS},
+            "period": _period(judgings),
         },
     }
+
+
+def _hosts(judgings: list[Judging]) -> list[str]:
+    """Where the exchanges went: each scheme and host once (no user information)."""
+    found = set()
+    for judging in judgings:
+        for entry in judging.capture.entries:
+            scheme, slashes, rest = entry.url.partition("//")
+            if slashes and scheme.endswith(":") and (host := rest.split("/")[0].rpartition("@")[2]):
+                found.add(f"{scheme}//{host}")
+    return sorted(found)
+
+
+def _period(judgings: list[Judging]) -> dict[str, str] | None:
+    """When the first exchange started and the last one ended (None: no exchange)."""
+    starts = [e.started for j in judgings for e in j.capture.entries]
+    if not starts:
+        return None
+    ends = [j.capture.end(i) for j in judgings for i in range(len(j.capture.entries))]
+    return {"from": _stamp(min(starts)), "to": _stamp(max(ends))}
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def write_reports(run: Run, report_dir: Path) -> None:

@@ -1,34 +1,32 @@
 """The live proxy: a reverse proxy (an ASGI app, served by uvicorn on loopback) that passes every
-exchange to the upstream and back unchanged (method, path, query, headers but the hop-by-hop
-ones, body; the answer's status, headers and bytes as they come, a stream chunk by chunk, each
-sent on as it arrives), records it (audit/recorder.py), judges it as `audit` does once it ends
-(audit/rules.py: with what came before it) and prints each finding not held as it is seen.
-`finish` writes the recording as HAR (recorded.har, redacted) and the reports.
+exchange to the upstream and back unchanged (method, path, query, headers as their bytes came but
+the hop-by-hop ones, body; the answer's status, headers and bytes as they come, a stream chunk by
+chunk, each sent on as it arrives), records it (audit/recorder.py) and hands it, once over, to
+its session (audit/session.py), which judges it off this loop as `audit` does.
+
+A header value's leading and trailing whitespace is not passed on: HTTP says it is no part of the
+value (RFC 9110 §5.5), and the upstream would drop it (`Bearer ` reaches it as `Bearer`); the
+recording keeps the value as it came. What the proxy cannot pass on (a header value its HTTP
+client refuses), or gets no answer to, it answers itself, saying so: 502 (504: no answer in time)
+with a JSON body naming the proxy and a `Proxy-Status` header (RFC 9209); the recording keeps the
+request, without an answer, and the proxy's (`_proxy`).
 
 Its bounds: nothing is buffered beyond one chunk (a flood passes at the pace of its reader), the
-recording is capped (recorder.py), an exchange lasts at most its deadline (then both sides are
-cut), and past MAX_EXCHANGES exchanges are passed on but no longer recorded (counted).
+recording is capped (recorder.py, session.py), and an exchange lasts at most its deadline (then
+both sides are cut).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from assistant_conformance.audit import outcome
-from assistant_conformance.audit.capture import (
-    BEARER_CREDENTIAL,
-    NO_CREDENTIAL,
-    Capture,
-    credential_of,
-)
-from assistant_conformance.audit.judge import finding_line
+from assistant_conformance.audit.capture import credential_of
 from assistant_conformance.audit.recorder import (
     CLIENT_GONE,
     DEADLINE,
@@ -36,20 +34,19 @@ from assistant_conformance.audit.recorder import (
     Budget,
     Recording,
 )
-from assistant_conformance.audit.rules import Judging
+from assistant_conformance.audit.session import Session
 from assistant_conformance.report import redact
-from assistant_conformance.report.model import PASS, Run
-from assistant_conformance.suite.evidence import har
+from assistant_conformance.report.model import Run
 from assistant_conformance.suite.http import trail
 
-HAR_FILE = "recorded.har"
 BUDGET = 256 * 1024 * 1024  # bytes of bodies a session keeps, all together
-MAX_EXCHANGES = 100_000
 DEFAULT_DEADLINE = 300.0  # seconds an exchange may last, a stream included
+NAME = "assistant-conformance-proxy"  # how its own answers name it
 HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-     "transfer-encoding", "upgrade", "host"}
+    {b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te",
+     b"trailer", b"transfer-encoding", b"upgrade", b"host"}
 )  # fmt: skip
+OWS = b" \t"
 
 
 class _Cut(Exception):
@@ -65,19 +62,15 @@ class Proxy:
         budget: int = BUDGET,
         say: Callable[[str], None] = print,
         secrets: redact.Secrets | None = None,
+        base_path: str | None = None,
     ) -> None:
         self.upstream = httpx.URL(upstream.rstrip("/"))
         self.mount = self.upstream.path.rstrip("/").encode()  # the upstream's own path prefix
-        self.report_dir, self.deadline, self.say = report_dir, deadline, say
+        self.deadline, self.say = deadline, say
         self.budget = Budget(budget)
-        self.judging = Judging(Capture(str(report_dir / HAR_FILE)))
-        self.principals: list[str] = []  # each recorded exchange's credential, by label
-        self.sizes: list[int] = []  # each recorded answer's whole size
-        self.labels: dict[str, str] = {}
-        self.unrecorded = 0
-        self.started = time.monotonic()
         self.client: httpx.AsyncClient | None = None
         self.secrets = secrets or redact.Secrets()  # the tokens it sees, masked in all it writes
+        self.session = Session(report_dir, base_path, say, self.secrets)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -87,31 +80,29 @@ class Proxy:
                 await self.client.aclose()
             await send({"type": "lifespan.shutdown.complete"})
         elif scope["type"] == "http":
-            await self.exchange(scope, receive, send)
+            with redact.scope(self.secrets):
+                await self._exchange(scope, receive, send)
 
     # --- one exchange ---------------------------------------------------------------------------
-
-    async def exchange(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        with redact.scope(self.secrets):
-            await self._exchange(scope, receive, send)
 
     async def _exchange(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if self.client is None:  # made in the server's loop
             timeout = httpx.Timeout(self.deadline, connect=min(self.deadline, 10.0))
             self.client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
-        query = scope.get("query_string", b"").decode("latin-1")
+        query = scope.get("query_string", b"")
         path = scope.get("raw_path") or scope["path"].encode()
-        url = self.upstream.copy_with(raw_path=self.mount + path)
-        url = url.copy_with(query=query.encode("latin-1")) if query else url
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        sent = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        entry = trail.Entry(scope["method"], str(url), dict(headers), None)
+        url = self.upstream.copy_with(raw_path=self.mount + path + (b"?" + query if query else b""))
+        received = scope["headers"]
+        sent = [(k, v.strip(OWS)) for k, v in received if k.lower() not in HOP_BY_HOP]
+        entry = trail.Entry(scope["method"], str(url), {_text(k): _text(v) for k, v in received},
+                            None)  # fmt: skip
         recording = Recording(entry, self.budget)
+        self.session.begin(recording)
         try:
             await asyncio.wait_for(self._pass(recording, sent, receive, send), self.deadline)
         except TimeoutError:
             if recording.entry.status is None:  # nothing passed on yet: say why there is none
-                await self._no_answer(recording, httpx.TimeoutException(DEADLINE), send)
+                await self._own_answer(recording, httpx.TimeoutException(DEADLINE), send)
                 return
             self._done(recording, False, DEADLINE)
             raise _Cut(DEADLINE) from None
@@ -119,8 +110,13 @@ class Proxy:
             self._done(recording, False, str(cut))
             if str(cut) != CLIENT_GONE:
                 raise  # the client sees the cut the upstream made
+        except Exception as exc:  # the proxy's own failure: said, recorded, never a silent 500
+            if recording.entry.status is not None:
+                self._done(recording, False, f"the proxy failed: {type(exc).__name__}")
+                raise
+            await self._own_answer(recording, exc, send)
 
-    async def _pass(self, recording: Recording, headers: list[tuple[str, str]], receive: Any,
+    async def _pass(self, recording: Recording, headers: list[tuple[bytes, bytes]], receive: Any,
                     send: Any) -> None:  # fmt: skip
         entry = recording.entry
         first = await receive()
@@ -130,12 +126,12 @@ class Proxy:
             content = first.get("body", b"")
             recording.request_chunk(content)
         assert self.client is not None
-        request = self.client.build_request(entry.method, entry.url, headers=headers,
-                                            content=content)  # fmt: skip
         try:
+            request = self.client.build_request(entry.method, entry.url, headers=headers,
+                                                content=content)  # fmt: skip
             response = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            await self._no_answer(recording, exc, send)
+        except (httpx.HTTPError, ValueError) as exc:  # not sent, or no answer came
+            await self._own_answer(recording, exc, send)
             return
         try:
             await self._answer(recording, response, receive, send)
@@ -158,8 +154,7 @@ class Proxy:
     async def _answer(
         self, recording: Recording, response: httpx.Response, receive: Any, send: Any
     ) -> None:
-        raw = [(k, v) for k, v in response.headers.raw
-               if k.decode("latin-1").lower() not in HOP_BY_HOP]  # fmt: skip
+        raw = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP]
         recording.response_start(response.status_code, dict(response.headers))
         await send({"type": "http.response.start", "status": response.status_code,
                     "headers": raw})  # fmt: skip
@@ -190,76 +185,64 @@ class Proxy:
                     waiting.cancel()
         if cut is None:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-        self._done(recording, cut in (None, UPSTREAM_DROPPED), cut)
+        self._done(recording, cut is None, cut)  # a drop mid-body is no end the server made
         if cut == UPSTREAM_DROPPED:
             raise _Cut(cut)
 
-    async def _no_answer(self, recording: Recording, exc: httpx.HTTPError, send: Any) -> None:
-        """No answer from the upstream: the client gets 502 (504: none in time), said here."""
-        status = 504 if isinstance(exc, httpx.TimeoutException) else 502
+    async def _own_answer(self, recording: Recording, exc: BaseException, send: Any) -> None:
+        """The proxy answers itself, and says so (RFC 9209 Proxy-Status): 502 for a request it
+        could not pass on or got no answer to, 504 for none in time."""
+        status, error = _proxy_status(exc)
+        details = redact.text(f"{type(exc).__name__}: {exc}")[:300]
+        recording.own_answer = {"status": status, "error": error, "details": details}
         recording.entry.fault = "silent" if status == 504 else "cut"
         self._done(recording, False, None)
-        text = f"proxy: no answer from {self.upstream}: {type(exc).__name__}\n".encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8")]})  # fmt: skip
-        await send({"type": "http.response.body", "body": text, "more_body": False})
-        self.say(redact.text(f"no answer: {recording.entry.method} {recording.entry.url}: {exc}"))
-
-    # --- judging and the end ------------------------------------------------------------------
+        body = {"proxy": NAME, "error": error, "details": details,
+                "upstream": redact.text(str(self.upstream))}  # fmt: skip
+        said = f"{NAME}; error={error}; details={json.dumps(details, ensure_ascii=True)}"
+        headers = [(b"content-type", b"application/json"), (b"proxy-status", said.encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps(body).encode() + b"\n",
+                    "more_body": False})  # fmt: skip
+        entry = recording.entry
+        self.say(redact.text(f"proxy answered {status} ({error}): {entry.method} {entry.url}: "
+                             f"{details}"))  # fmt: skip
 
     def _done(self, recording: Recording, closed_by_upstream: bool, cut: str | None) -> None:
-        """The exchange is over (once): recorded, then judged with what came before it."""
+        """The exchange is over (once): to the session, which records and judges it."""
         if recording.done:
             return
         recording.finish(closed_by_upstream, cut)
-        capture = self.judging.capture
-        if len(capture.entries) >= MAX_EXCHANGES:
-            self.unrecorded += 1
-            return
-        entry = recording.entry
         if recording.entry.status is None:
-            entry.fault = entry.fault or "cut"
-        credential = credential_of(entry.request_headers)
-        capture.add(entry, credential, recording.whole)
-        self.principals.append(self._label(credential.kind, credential.identity))
-        self.sizes.append(recording.response_size)
-        try:
-            found = self.judging.next()
-        except Exception as exc:  # the traffic passes whatever its judging does
-            self.say(redact.text(f"not judged: {entry.method} {entry.url}: {exc!r}"))
-            return
-        for finding in found:
-            if finding.verdict != PASS:
-                self.say(redact.text(finding_line(finding)))
-
-    def _label(self, kind: str, identity: str | None) -> str:
-        if kind != BEARER_CREDENTIAL or identity is None:
-            return NO_CREDENTIAL if kind == NO_CREDENTIAL else "invalid"
-        return self.labels.setdefault(identity, f"credential-{len(self.labels) + 1}")
+            recording.entry.fault = recording.entry.fault or "cut"
+        recording.credential = credential_of(recording.entry.request_headers)
+        self.session.hand_over(recording)
 
     def finish(self) -> Run:
         """Write the recording (HAR, redacted) and the reports; the session's verdicts."""
-        with redact.scope(self.secrets):
-            return self._finish()
+        return self.session.finish(self.deadline)
 
-    def _finish(self) -> Run:
-        self.report_dir.mkdir(parents=True, exist_ok=True)
-        capture = self.judging.capture
-        document = har.log_of(capture.entries)
-        for raw, label, whole, size in zip(document["log"]["entries"], self.principals,
-                                           capture.whole, self.sizes, strict=True):  # fmt: skip
-            raw["_principal"] = label
-            if not whole:  # its size is the whole answer's, as sent
-                raw["_truncated"] = True
-                raw["response"]["content"]["size"] = size
-        text = redact.text(json.dumps(document, indent=1, ensure_ascii=False))
-        Path(capture.name).write_text(text + "\n", encoding="utf-8")
-        run = outcome.run_of_findings([self.judging], invocation="assistant-conformance proxy",
-                             report_dir=self.report_dir, started=self.started,
-                             deadline=self.deadline)  # fmt: skip
-        run.info["audit"]["unrecorded"] = self.unrecorded
-        outcome.write_reports(run, self.report_dir)
-        return run
+
+def _proxy_status(exc: BaseException) -> tuple[int, str]:
+    """The status of the proxy's own answer and its Proxy-Status error type (RFC 9209 §2.3)."""
+    if isinstance(exc, httpx.TimeoutException):
+        return 504, "connection_timeout" if isinstance(exc, httpx.ConnectTimeout) else (
+            "http_response_timeout")  # fmt: skip
+    if isinstance(exc, httpx.ConnectError):
+        return 502, "destination_unavailable"
+    if isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol | ValueError):
+        return 502, "http_request_error"  # the proxy's client would not send it as it came
+    if isinstance(exc, httpx.HTTPError):
+        return 502, "http_response_incomplete"
+    return 502, "proxy_internal_error"
+
+
+def _text(value: bytes) -> str:
+    """A header's bytes as the recording keeps them: UTF-8 where they are, else Latin-1."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 async def _disconnected(receive: Any) -> None:

@@ -1,8 +1,9 @@
 """What the proxy keeps of one exchange as it passes (audit/proxy.py), within its bounds: each
-body up to BODY_LIMIT bytes (suite/http/trail.py's), all bodies together up to the proxy's budget; a
-body past either is passed on whole but kept cut, and marked so (`_truncated`): what was not kept
-is not judged. A gzip or deflate body is kept as it reads (HAR keeps bodies decoded), inflated
-no further than the room left; another encoding is kept as sent and not judged.
+body up to BODY_LIMIT bytes (suite/http/trail.py's), all bodies together up to the proxy's budget;
+a body past either is passed on whole but kept cut, and marked so (`_truncated`: `request`,
+`response` or both, with the whole size beside it): what was not kept is not judged. A gzip or
+deflate body is kept as it reads (HAR keeps bodies decoded), inflated no further than the room
+left; another encoding is kept as sent and not judged.
 
 A stream's events are counted as they pass, so that how it stopped is said as the suite's reader
 says it (suite/http/sse.py): the server ended it, the client stopped reading (after the run's last
@@ -19,11 +20,14 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant_conformance.audit.capture import NO_CREDENTIAL, Credential
 from assistant_conformance.suite.http import sse, trail
 
 CLIENT_GONE = "the client stopped reading"
 DEADLINE = "the proxy's deadline (--exchange-timeout)"
 UPSTREAM_DROPPED = "the upstream closed the connection mid-body"
+IN_FLIGHT = "in flight when the proxy stopped"
+NOBODY = Credential(NO_CREDENTIAL)
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
@@ -62,9 +66,10 @@ class _Events:
                     self.last_at = time.monotonic()
 
 
-@dataclass
+@dataclass(eq=False)
 class Recording:
-    """One exchange on its way: its trail entry, filled in as bytes pass."""
+    """One exchange on its way: its trail entry, filled in as bytes pass, and what the recording
+    says of it beside HAR's fields (`marks`)."""
 
     entry: trail.Entry
     budget: Budget
@@ -72,8 +77,23 @@ class Recording:
     response_size: int = 0
     whole: bool = True
     done: bool = False
+    credential: Credential = NOBODY  # whose credential the request carried, once it is over
+    own_answer: dict[str, Any] | None = None  # the proxy's own answer, where it gave one
+    in_flight: bool = False  # the proxy stopped before the exchange ended
     _inflate: Any = None
     _events: _Events | None = None
+
+    def marks(self) -> dict[str, Any]:
+        """The HAR fields the proxy adds to the entry (custom fields: `_` first)."""
+        cut = [part for part, short in (
+            ("request", self.request_size > len(self.entry.request_body or b"")),
+            ("response", not self.whole)) if short]  # fmt: skip
+        found: dict[str, Any] = {"_truncated": cut} if cut else {}
+        if self.own_answer is not None:
+            found["_proxy"] = self.own_answer
+        if self.in_flight:
+            found["_in_flight"] = True
+        return found
 
     def request_chunk(self, chunk: bytes) -> None:
         self.request_size += len(chunk)
@@ -109,8 +129,9 @@ class Recording:
         self.whole = self.whole and room == len(data)
 
     def finish(self, closed_by_upstream: bool, cut: str | None) -> None:
-        """The exchange is over: how its stream stopped, and how long it took."""
-        self.done = True
+        """The exchange is over: how its stream stopped, and how long it took (the upstream that
+        dropped the connection mid-body did not end it: said, and not judged as ended)."""
+        self.done, self.in_flight = True, cut == IN_FLIGHT
         if self._events is not None:
             why = cut or "the server ended it"
             last = self._events.last_at

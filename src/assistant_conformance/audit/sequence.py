@@ -1,9 +1,12 @@
 """What a sequence of exchanges in one file shows, judged at the exchange that completes it (so the
-proxy judges it as it passes, with only what came before):
+proxy judges it as it passes, with only what came before). What came before is kept as indexes by
+resource (Lives, Reads, Streams), so that judging an exchange costs the same at the 100,000th
+as at the first:
 
 - a read after a delete: an operation on a resource deleted earlier (its `deleted` requirement
   in spec/openapi.yaml) answered 2xx fails it, 404 (or 410) keeps it; another answer may be the
-  operation's own absence, not judged;
+  operation's own absence, not judged. A resource made again with the same id since (a thread
+  created with a `thread_id` the client chose) is a new life: not judged as the deleted one;
 - a patch read back: the first successful GET of a patched thread or conversation after the
   patch holds every field the patch sent that the document's patch body names
   (THR-PATCH-PERSISTS, CONV-PATCH-PERSISTS; checks' `read-back`);
@@ -20,13 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
-
-import httpx
 
 from assistant_conformance.audit.capture import Capture
 from assistant_conformance.audit.judge import Judgement, judge_check
-from assistant_conformance.audit.operations import last_event_id, path_values, run_of
+from assistant_conformance.audit.operations import last_event_id, path_values, run_of, url_path
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import Operation, by_label, operation_label
 from assistant_conformance.suite.http import sse, strictjson
@@ -41,11 +43,73 @@ PERSISTS = {
 JOIN_RESUME, STREAM_RESUME = "RUN-JOIN-RESUME", "RUN-STREAM-RESUME"
 
 
+def sequence_requirements() -> set[str]:
+    """Every requirement a sequence of exchanges can show."""
+    ops = by_label().values()
+    gone = {op.requirements["deleted"] for op in ops if "deleted" in op.requirements}
+    return gone | set(PERSISTS.values()) | {JOIN_RESUME, STREAM_RESUME}
+
+
 def _success(capture: Capture, index: int) -> bool:
     return 200 <= (capture.entries[index].status or 0) < 300
 
 
-def deleted(capture: Capture, ops: Ops, index: int, base_path: str | None) -> list[Judgement]:
+@cache
+def _makers() -> dict[str, list[tuple[str, str]]]:
+    """What each creating operation makes again: `POST /collection` -> (the `deleted`
+    requirement of `DELETE /collection/{key}`, the key its answer names the resource by)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for op in by_label().values():
+        gone = op.requirements.get("deleted")
+        if op.method == "DELETE" and gone and op.path_params:
+            collection = op.path.rsplit("/", 1)[0]
+            found.setdefault(f"POST {collection}", []).append((gone, op.path_params[-1]))
+    return found
+
+
+@dataclass
+class Lives:
+    """Each resource deleted (or made again) so far, by its `deleted` requirement and id: the
+    exchanges that deleted it (True) or made it again (False), in order."""
+
+    events: dict[tuple[str, str], list[tuple[int, bool]]] = field(default_factory=dict)
+
+    def note(self, capture: Capture, op: Operation | None, index: int, base: str | None) -> None:
+        """What this exchange did to a resource: deleted it, or made it (again)."""
+        if op is None or not _success(capture, index):
+            return
+        gone = op.requirements.get("deleted")
+        if op.method == "DELETE" and gone:
+            values = path_values(capture.entries[index], op, base)
+            if values:
+                self.events.setdefault((gone, values[-1]), []).append((index, True))
+            return
+        for requirement, key in _makers().get(op.label, []):
+            made = _named(capture, index, key)
+            if made is not None and (requirement, made) in self.events:
+                self.events[(requirement, made)].append((index, False))
+
+    def deleted_at(self, capture: Capture, requirement: str, value: str, index: int) -> int | None:
+        """The delete of this resource that is its latest news before `index` was sent."""
+        for at, deleted in reversed(self.events.get((requirement, value), [])):
+            if capture.after(at, index):
+                return at if deleted else None
+        return None
+
+
+def _named(capture: Capture, index: int, key: str) -> str | None:
+    """The id an answer gives the resource it made (else the one the request asked for)."""
+    entry = capture.entries[index]
+    for body in (checks.body_of(entry), strictjson.lenient(entry.request_body or b"")):
+        value = body.get(key) if isinstance(body, dict) else None
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def deleted(
+    capture: Capture, ops: Ops, index: int, base_path: str | None, lives: Lives
+) -> list[Judgement]:
     op, entry = ops[index], capture.entries[index]
     requirement = op.requirements.get("deleted") if op else None
     if op is None or not requirement or not capture.valid_credential(index):
@@ -54,52 +118,49 @@ def deleted(capture: Capture, ops: Ops, index: int, base_path: str | None) -> li
         return []  # deleting again where the resource can be read: the read says it
     if not (_success(capture, index) or entry.status in GONE):
         return []
-    values = path_values(entry, op, base_path)
-    for earlier in range(index - 1, -1, -1):
-        gone = ops[earlier]
-        if (
-            gone is not None
-            and gone.method == "DELETE"
-            and gone.requirements.get("deleted") == requirement
-            and _success(capture, earlier)
-            and capture.after(earlier, index)
-            and _target(capture, gone, earlier, base_path) in values
-        ):
-            check = {"kind": "status", "entry": index, "statuses": list(GONE)}
-            expected = f"HTTP 404: its resource was deleted at entry {earlier}"
-            return [Judgement(requirement, check, expected, index, op.label)]
-    return []
+    found = [lives.deleted_at(capture, requirement, v, index)
+             for v in path_values(entry, op, base_path)]  # fmt: skip
+    earlier = max((at for at in found if at is not None), default=None)
+    if earlier is None:
+        return []
+    check = {"kind": "status", "entry": index, "statuses": list(GONE)}
+    expected = f"HTTP 404: its resource was deleted at entry {earlier}"
+    return [Judgement(requirement, check, expected, index, op.label)]
 
 
-def _target(capture: Capture, op: Operation, index: int, base_path: str | None) -> str | None:
-    """The id of what a request acts on: its last path parameter."""
-    values = path_values(capture.entries[index], op, base_path)
-    return values[-1] if values else None
+@dataclass
+class Reads:
+    """The latest exchange on each path that may have changed or judged what a GET of it reads
+    (every exchange but a read that failed)."""
+
+    latest: dict[str, int] = field(default_factory=dict)
+
+    def note(self, capture: Capture, index: int) -> None:
+        entry = capture.entries[index]
+        path = url_path(entry.url)
+        if path is not None and not (entry.method == "GET" and not _success(capture, index)):
+            self.latest[path] = index
 
 
-def patched(capture: Capture, ops: Ops, index: int) -> list[Judgement]:
+def patched(capture: Capture, ops: Ops, index: int, reads: Reads) -> list[Judgement]:
     op = ops[index]
     patch = f"PATCH {op.path}" if op is not None else ""
     if op is None or op.method != "GET" or patch not in PERSISTS or not _success(capture, index):
         return []
-    path = httpx.URL(capture.entries[index].url).path
-    for earlier in range(index - 1, -1, -1):
-        before = capture.entries[earlier]
-        if httpx.URL(before.url).path != path:
-            continue
-        if before.method == "GET" and not _success(capture, earlier):
-            continue  # a read that failed did not judge the patch
-        if before.method != "PATCH" or not _success(capture, earlier):
-            return []  # a read after it judged it already, or another write came between
-        if not capture.after(earlier, index):
-            return []
-        sent = _patched_fields(by_label()[patch], before.request_body)
-        if not sent:
-            return []
-        check = {"kind": "read-back", "entry": index, "sent": sent}
-        expected = f"the fields patched at entry {earlier}, read back"
-        return [Judgement(PERSISTS[patch], check, expected, index, op.label)]
-    return []
+    earlier = reads.latest.get(url_path(capture.entries[index].url) or "")
+    if earlier is None or earlier >= index:
+        return []
+    before = capture.entries[earlier]
+    if before.method != "PATCH" or not _success(capture, earlier):
+        return []  # a read after it judged it already, or another write came between
+    if not capture.after(earlier, index):
+        return []
+    sent = _patched_fields(by_label()[patch], before.request_body)
+    if not sent:
+        return []
+    check = {"kind": "read-back", "entry": index, "sent": sent}
+    expected = f"the fields patched at entry {earlier}, read back"
+    return [Judgement(PERSISTS[patch], check, expected, index, op.label)]
 
 
 def _patched_fields(op: Operation, body: bytes | None) -> dict[str, Any]:
@@ -201,6 +262,6 @@ def declared_checks(capture: Capture, index: int, not_judged: dict[str, str]) ->
     read = checks.entries_of(check)
     at = read[0] if "entry" in check else max(read, default=index)
     entry = capture.entries[at]
-    label = operation_label(entry.method, httpx.URL(entry.url).path)
+    label = operation_label(entry.method, url_path(entry.url) or "")
     expected = str(finding.get("expected") or "its declared check holds")
     return [Judgement(requirement, check, expected, at, label)]

@@ -1,15 +1,18 @@
 """`assistant-conformance audit FILE.har [FILE.har ...] [--report-dir DIR] [--base-path P]`: judge
-every exchange of HAR 1.2 files (saved from a browser's developer tools, written by a proxy or
+every exchange of HAR files (saved from a browser's developer tools, written by a proxy or
 gateway, or the suite's own reports/exchanges/*.har) against the document, without sending a
 request. Same catalogue, verdicts, reports and exit statuses as a run (docs/audit.md): 0 every
 requirement the exchanges exercised held (the others are untested), 1 a MUST failed, 3 nothing
-could be judged (no exchange to a documented operation with an answer), 4 a bad option or a file
-that is not a HAR (said in one line).
+could be judged (no exchange to a documented operation with an answer), 4 a bad option, a report
+folder that cannot be written or a file that is not a HAR (said in one line, before any work).
 """
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,19 +26,48 @@ FINDINGS_SHOWN = 5  # findings printed per requirement; the reports hold them al
 def parser(prog: str) -> Parser:
     parser = Parser(prog=prog, description=__doc__.split("\n\n")[0].split(": ", 1)[1])
     parser.add_argument("files", type=Path, nargs="+", metavar="FILE.har")
-    parser.add_argument("--report-dir", type=Path, default=Path("reports"))
+    report_dir_option(parser)
+    base_path_option(parser)
+    return parser
+
+
+def report_dir_option(parser: Parser) -> None:
+    parser.add_argument("--report-dir", type=Path, default=Path("reports"),
+                        help="where the reports are written (default: reports)")  # fmt: skip
+
+
+def base_path_option(parser: Parser) -> None:
     parser.add_argument(
         "--base-path",
         help="where the API is mounted, if not under /api/ai (e.g. / for a server at the root): "
-        "the path after it is read as under /api/ai",
+        "the path after it is read as under /api/ai (default: none: the document's /api/ai "
+        "paths, wherever they appear in a URL)",
     )
-    return parser
+
+
+def report_dir_problem(path: Path) -> str | None:
+    """Why the reports cannot be written to `path` (None: they can), found without writing
+    anything there: the folder, or the nearest that exists above it, takes a file."""
+    where = path
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    if not where.is_dir():
+        return f"--report-dir {str(path)!r}: {str(where)!r} is not a folder"
+    try:
+        tempfile.TemporaryFile(dir=where).close()
+    except OSError as exc:
+        return f"--report-dir {str(path)!r}: cannot write in {str(where)!r} ({exc.strerror or exc})"
+    if where != path and not os.access(where, os.W_OK | os.X_OK):
+        return f"--report-dir {str(path)!r}: cannot make a folder in {str(where)!r}"
+    return None
 
 
 def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
     args = parser(prog).parse_args(argv)
     started = time.monotonic()
-    from assistant_conformance.audit import capture, outcome
+    if (problem := report_dir_problem(args.report_dir)) is not None:
+        return _usage(prog, problem)
+    from assistant_conformance.audit import harfile, outcome
     from assistant_conformance.audit.judge import finding_line
     from assistant_conformance.audit.proxy import DEFAULT_DEADLINE
     from assistant_conformance.audit.rules import Judging
@@ -43,10 +75,10 @@ def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
 
     with redact.scope():
         try:
-            captures = [capture.load_har(path) for path in args.files]
-        except capture.NotAHar as exc:
-            print(f"{prog}: error: {exc}", file=sys.stderr)
-            return Exit.USAGE
+            captures = [harfile.load_har(path) for path in args.files]
+        except harfile.NotAHar as exc:
+            return _usage(prog, str(exc))
+        gc.freeze()  # the exchanges are kept to the end: no collection need walk them again
         judgings = [Judging(c, args.base_path) for c in captures]
         shown: Counter[str] = Counter()
         for judging in judgings:
@@ -68,17 +100,28 @@ def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
     return int(run.gate.exit_status)
 
 
+def _usage(prog: str, message: str) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return Exit.USAGE
+
+
 def summary_lines(run: object, report_dir: Path) -> None:
     """The counts of exchanges and verdicts, and the outcome, in three lines."""
     from assistant_conformance.report.document import to_dict
 
     doc = to_dict(run)  # type: ignore[arg-type]
     seen = doc["audit"]
+    beyond = {"unread": "not read (a body nested too deep)",
+              "unrecorded": "passed on past the recording's cap, not recorded"}  # fmt: skip
+    more = "".join(f", {seen[k]} {what}" for k, what in beyond.items() if seen.get(k))
     print(f"{seen['exchanges']} exchanges in {len(seen['files'])} file(s): {seen['judged']} "
           f"judged, {seen['off_document']} to no documented operation (counted, not judged), "
-          f"{seen['unanswered']} without an answer")  # fmt: skip
+          f"{seen['unanswered']} without an answer{more}")  # fmt: skip
     totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
-    print(f"{sum(doc['totals'].values())} requirements: {totals}")
+    untested = (f" (untested: {seen['not_judgeable']} not judgeable from traffic, "
+                f"{seen['not_exercised']} not exercised by these exchanges)")  # fmt: skip
+    print(f"{sum(doc['totals'].values())} requirements: {totals}"
+          f"{untested if 'untested' in doc['totals'] else ''}")  # fmt: skip
     result = doc["result"]
     problems = f": {'; '.join(result['problems'][:3])}" if result["exit_status"] else ""
     print(f"result: {result['outcome']} (exit {result['exit_status']}){problems}; "

@@ -2,15 +2,16 @@
 loopback that passes every exchange to URL and back unchanged (streams chunk by chunk), judges
 each as `audit` does, prints each finding not held as it is seen, and on SIGINT or SIGTERM writes
 what it recorded (DIR/recorded.har, redacted) and the reports. Exit status as `audit`'s: 0, 1 a
-MUST failed, 3 nothing judged, 4 a bad option (docs/audit.md).
+MUST failed, 3 nothing judged, 4 a bad option or a report folder that cannot be written (said in
+one line, before it listens) (docs/audit.md).
 """
 
 from __future__ import annotations
 
+import math
 import signal
 import socket
 import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,26 +22,44 @@ from assistant_conformance.report.exits import Exit, Parser
 
 def parser(prog: str) -> Parser:
     from assistant_conformance.audit.proxy import DEFAULT_DEADLINE
+    from assistant_conformance.cli.audit import base_path_option, report_dir_option
 
     parser = Parser(prog=prog, description=__doc__.split("\n\n")[0].split(": ", 1)[1])
-    parser.add_argument("--upstream", required=True, help="the server the traffic is for")
-    parser.add_argument("--port", type=int, default=8089, help="0: any free port (said on start)")
-    parser.add_argument("--host", default="127.0.0.1", help="where to listen (default loopback)")
-    parser.add_argument("--report-dir", type=Path, default=Path("reports"))
+    parser.add_argument("--upstream", required=True,
+                        help="the server the traffic is for (required: no default)")  # fmt: skip
+    parser.add_argument("--port", type=int, default=8089,
+                        help="the port to listen on; 0: any free one, said on start "
+                        "(default: 8089)")  # fmt: skip
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="the address to listen on (default: 127.0.0.1, loopback)")  # fmt: skip
+    report_dir_option(parser)
+    base_path_option(parser)
     parser.add_argument(
         "--exchange-timeout",
         type=float,
         default=DEFAULT_DEADLINE,
-        help=f"seconds an exchange may last, a stream included (default {DEFAULT_DEADLINE:g})",
+        help=f"seconds an exchange may last, a stream included (default: {DEFAULT_DEADLINE:g})",
     )
     return parser
 
 
 def main(argv: list[str], prog: str = "assistant-conformance proxy") -> int:
+    from assistant_conformance.cli.audit import report_dir_problem
+
     args = parser(prog).parse_args(argv)
-    upstream = httpx.URL(args.upstream)
+    try:
+        upstream = httpx.URL(args.upstream)
+    except httpx.InvalidURL:
+        upstream = httpx.URL("")
     if upstream.scheme not in ("http", "https") or not upstream.host:
         return _usage(prog, f"--upstream {args.upstream!r}: an http(s) URL is needed")
+    if not (0 < args.exchange_timeout < math.inf):
+        return _usage(prog, f"--exchange-timeout {args.exchange_timeout:g}: a number of seconds "
+                            "above 0 is needed")  # fmt: skip
+    if not 0 <= args.port <= 65535:
+        return _usage(prog, f"--port {args.port}: a port from 0 to 65535 is needed")
+    if (problem := report_dir_problem(args.report_dir)) is not None:
+        return _usage(prog, problem)
     try:
         listener = socket.create_server((args.host, args.port))
     except OSError as exc:
@@ -57,11 +76,13 @@ def _usage(prog: str, message: str) -> int:
 def _serve(args: Any, listener: socket.socket, prog: str, secrets: redact.Secrets) -> int:
     import uvicorn
 
-    from assistant_conformance.audit.proxy import HAR_FILE, Proxy
+    from assistant_conformance.audit.proxy import Proxy
+    from assistant_conformance.audit.session import HAR_FILE
     from assistant_conformance.cli.audit import summary_lines
     from assistant_conformance.suite.http.trail import BODY_LIMIT
 
-    proxy = Proxy(args.upstream, args.report_dir, args.exchange_timeout, say=_say, secrets=secrets)
+    proxy = Proxy(args.upstream, args.report_dir, args.exchange_timeout, say=_say, secrets=secrets,
+                  base_path=args.base_path)  # fmt: skip
     config = uvicorn.Config(proxy, log_level="critical", access_log=False, lifespan="on",
                             server_header=False, date_header=False,  # the upstream's pass on
                             timeout_graceful_shutdown=2)  # fmt: skip

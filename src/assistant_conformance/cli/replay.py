@@ -53,20 +53,21 @@ def parser(prog: str) -> Parser:
     parser.add_argument(
         "--base-url",
         default=os.environ.get("ASSISTANT_API_BASE_URL"),
-        help="the target (default: the report's) [env ASSISTANT_API_BASE_URL]",
+        help="the target [env ASSISTANT_API_BASE_URL] (default: the report's)",
     )
     parser.add_argument(
         "--token",
         default=os.environ.get("ASSISTANT_API_TOKEN"),
-        help="bearer token [env ASSISTANT_API_TOKEN]",
+        help="bearer token (default: $ASSISTANT_API_TOKEN; needed)",
     )
     parser.add_argument(
         "--alt-token",
         default=os.environ.get("ASSISTANT_API_ALT_TOKEN"),
-        help="a second principal's token [env ASSISTANT_API_ALT_TOKEN]",
+        help="a second principal's token (default: $ASSISTANT_API_ALT_TOKEN; none)",
     )
-    parser.add_argument("--request-timeout", type=float, help="default: the report run's")
-    parser.add_argument("--process-timeout", type=float, help="default: the report run's")
+    for name, what in (("request", "a request may take"), ("process", "a stream or poll may last")):
+        parser.add_argument(f"--{name}-timeout", type=float,
+                            help=f"seconds {what} (default: the report run's)")  # fmt: skip
     return parser  # fmt: skip
 
 

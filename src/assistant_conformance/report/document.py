@@ -59,6 +59,26 @@ def to_dict(run: Run) -> dict[str, Any]:
     return redacted(document)
 
 
+def audit_fields(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The header of an audit's (or a proxy session's) report, in place of a run's: the files,
+    the exchanges judged, off the document and unanswered, the period they cover, and why the
+    untested are. None for a run."""
+    seen = doc.get("audit")
+    if not seen:
+        return []
+    counts = f"{seen['exchanges']}: {seen['judged']} judged, {seen['off_document']} off the "
+    counts += f"document, {seen['unanswered']} unanswered"
+    for key, what in (("unread", "unread (nested too deep)"), ("unrecorded", "not recorded")):
+        counts += f", {seen[key]} {what}" if seen.get(key) else ""
+    period = seen.get("period")
+    covered = f"{period['from']} to {period['to']}" if period else "none"
+    fields = [("Files", ", ".join(seen["files"])), ("Exchanges", counts), ("Period", covered)]
+    if "not_judgeable" in seen:
+        untested = f"{seen['not_judgeable']} not judgeable from traffic, "
+        fields.append(("Untested", f"{untested}{seen['not_exercised']} not exercised by these"))
+    return fields
+
+
 def runs_line(doc: dict[str, Any]) -> str | None:
     """One line on the runs the suite started: with which assistant and input, and their cost;
     or why no run was judged."""
@@ -177,6 +197,37 @@ def report_schema() -> dict[str, Any]:
 
 def write_json(document: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def places_line(places: list[str], limit: int = 0) -> str:
+    """Where a finding was seen again, compactly: `a.har: entries 3, 4, 9-12; exchanges/X.har`
+    (`limit`: the characters it may take, the rest counted; 0: no limit)."""
+    entries: dict[str, list[int]] = {}
+    others: list[str] = []
+    for place in places:
+        name, said, number = place.rpartition(", entry ")
+        if said and number.isdigit():
+            entries.setdefault(name, []).append(int(number))
+        else:
+            others.append(place)
+    parts = [f"{name}: {'entry' if len(n) == 1 else 'entries'} {_ranges(n)}"
+             for name, n in entries.items()] + others  # fmt: skip
+    text = "; ".join(parts)
+    if limit and len(text) > limit:
+        cut = text.rfind(", ", 0, limit)
+        text = text[: cut if cut > 0 else limit] + f" … ({len(places)} in all: conformance.json)"
+    return text
+
+
+def _ranges(numbers: list[int]) -> str:
+    """`3, 4, 9-12`: runs of three or more written as their ends."""
+    runs: list[list[int]] = []
+    for number in sorted(set(numbers)):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
 
 
 def replay_command(doc: dict[str, Any], finding: dict[str, Any]) -> str | None:

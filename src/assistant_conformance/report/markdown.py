@@ -7,7 +7,9 @@ from typing import Any
 
 from assistant_conformance.report.document import (
     absent_line,
+    audit_fields,
     cleanup_lines,
+    places_line,
     replay_command,
     runs_line,
     transport_line,
@@ -32,9 +34,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
     lines = [
         f"## {icon} API conformance: {result['outcome']} (exit {result['exit_status']})",
         "",
-        f"Target `{doc['target']}` · suite {doc['suite_version']} · seed {doc['seed']} · "
-        f"{doc['started']} · {doc['duration_seconds']:.0f} s · "
-        f"certification level **{doc['certification']['level']}**",
+        *_judged(doc),
         "",
         "| " + " | ".join(doc["totals"]) + " |",
         "|" + "---:|" * len(doc["totals"]),
@@ -59,7 +59,22 @@ def to_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _judged(doc: dict[str, Any]) -> list[str]:
+    """What was judged: a run's target and seed, or an audit's files, exchanges and period."""
+    when = f"{doc['started']} · {doc['duration_seconds']:.0f} s"
+    level = f"certification level **{doc['certification']['level']}**"
+    audit = audit_fields(doc)
+    if not audit:
+        return [f"Target `{doc['target']}` · suite {doc['suite_version']} · seed {doc['seed']} · "
+                f"{when} · {level}"]  # fmt: skip
+    said = " · ".join(f"{name.lower()}: {cell(value, 600)}" for name, value in audit)
+    return [f"Judged from recorded traffic (`{cell(doc['target'], 600)}`) · {said} · suite "
+            f"{doc['suite_version']} · {when} · {level}"]  # fmt: skip
+
+
 def _requirements(doc: dict[str, Any]) -> list[str]:
+    """A row per distinct finding of each failing or warned requirement (a requirement without
+    one: a row with its reason), with where the same failure was seen again."""
     rows = [r for r in doc["requirements"] if r["verdict"] in SHOWN]
     rows.sort(key=lambda r: (SHOWN.index(r["verdict"]), r["id"]))
     if not rows:
@@ -68,21 +83,22 @@ def _requirements(doc: dict[str, Any]) -> list[str]:
         "",
         "### Failing and warned requirements",
         "",
-        "| Requirement | Level | Verdict | Expected | Actual |",
-        "|---|---|---|---|---|",
+        "| Requirement | Level | Verdict | Operation | Expected | Actual | Seen again |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for r in rows[:MAX_ROWS]:
-        first = r["findings"][0] if r["findings"] else {}
-        expected = first.get("expected") or r["statement"]
-        actual = first.get("actual") or r["reason"]
-        more = f" (+{len(r['findings']) - 1} more)" if len(r["findings"]) > 1 else ""
+    found = [(r, f) for r in rows for f in (r["findings"] or [{}])]
+    for r, f in found[:MAX_ROWS]:
+        expected = f.get("expected") or r["statement"]
+        actual = f.get("actual") or r["reason"]
+        again = places_line(f.get("also_at") or [], 300)
         lines.append(
-            f"| `{r['id']}` | {r['level']} | {r['verdict']} | {cell(expected)} | "
-            f"{cell(actual)}{more} |"
+            f"| `{r['id']}` | {r['level']} | {r['verdict']} | {cell(f.get('operation'))} | "
+            f"{cell(expected)} | {cell(actual)} | {cell(again, 400)} |"
         )
-    if len(rows) > MAX_ROWS:
-        lines.append(f"\n… and {len(rows) - MAX_ROWS} more in conformance.json.")
-    shown = [(r["id"], r["findings"][0]) for r in rows[:20] if r["findings"]]
+    if len(found) > MAX_ROWS:
+        lines.append(f"\n… and {len(found) - MAX_ROWS} more findings in conformance.json and "
+                     "conformance.html.")  # fmt: skip
+    shown = [(r["id"], f) for r, f in found[:20] if f]
     ways = [(rid, f) for rid, f in shown if _curl(f) or f.get("har")]
     if ways:
         lines += [

@@ -43,6 +43,21 @@ class Finding:
     id: str = ""  # stable: the same requirement, operation and check at the same seed
     har: str = ""  # the exchanges that led to it, relative to the report folder
     operation: str = ""  # `METHOD /path` of the request it judged, where it judged one
+    # Where the same failure was seen again (its repeats, report/verdicts.py): each one's place.
+    also_at: list[str] = field(default_factory=list)
+
+    def key(self) -> tuple[str, ...]:
+        """What makes two failures one: the requirement, the operation, what was expected and
+        what came instead, identifiers and numbers aside (on another exchange: a repeat)."""
+        expected, actual = without_varying(self.expected), without_varying(self.actual)[:120]
+        return (self.requirement, self.operation, expected, actual)
+
+    def place(self) -> str:
+        """Where it was seen: its exchange (`file, entry N` in an audit), else its HAR or ID."""
+        evidence = self.evidence or {}
+        if "har" in evidence and "entry" in evidence:
+            return f"{evidence['har']}, entry {evidence['entry']}"
+        return self.har or self.id
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -112,8 +127,8 @@ class RequirementResult:
     verdict: str
     reason: str = ""
     tests: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    repeats: int = 0  # findings like those kept, not listed
+    findings: list[Finding] = field(default_factory=list)  # each distinct one
+    repeats: int = 0  # sightings of those findings beyond the first (each's `also_at` says where)
 
 
 @dataclass

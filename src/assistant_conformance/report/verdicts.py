@@ -5,6 +5,7 @@ groups, the baseline, the certification level and the gate (exit status). Once p
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from assistant_conformance.contract.catalogue import Catalogue
@@ -32,38 +33,46 @@ from assistant_conformance.report.model import (
     RequirementResult,
     Run,
     TestResult,
-    without_varying,
 )
 
 
-def _verdict_of(test: TestResult, req_id: str) -> str:
-    own = [f.verdict for f in test.findings if f.requirement == req_id]
+def _by_requirement(findings: list[Finding]) -> dict[str, list[Finding]]:
+    grouped: dict[str, list[Finding]] = {}
+    for finding in findings:
+        grouped.setdefault(finding.requirement, []).append(finding)
+    return grouped
+
+
+def _verdict_of(own: list[Finding], outcome: str) -> str:
+    """A test's verdict on a requirement: the worst of its findings on it, else its outcome's."""
     if own:
-        return min(own, key=SEVERITY.index)
-    return OUTCOME_VERDICT.get(test.outcome, ERROR)
+        return min((f.verdict for f in own), key=SEVERITY.index)
+    return OUTCOME_VERDICT.get(outcome, ERROR)
 
 
 NOT_EXERCISED = "not exercised: {} ran but recorded nothing on it"
-FINDINGS_KEPT = 10  # per requirement: distinct ones; the rest are counted
 
 
-def _add_distinct(result: RequirementResult, finding: Finding) -> None:
-    """Keep the first few distinct findings of a requirement (the same failure seen on another
-    id or at another time is one finding, counted)."""
-    key = (finding.expected, without_varying(finding.actual)[:120])
-    known = [(f.expected, without_varying(f.actual)[:120]) for f in result.findings]
-    if key in known:
-        result.repeats += 1
-    elif len(result.findings) < FINDINGS_KEPT:
-        result.findings.append(finding)
-    else:
-        result.repeats += 1
+def _add_distinct(
+    result: RequirementResult, finding: Finding, kept: dict[tuple[str, ...], Finding]
+) -> None:
+    """Keep every distinct finding of a requirement (`kept`: those kept, by Finding.key); the
+    same failure seen again (on another exchange, id or time) is counted on the first, with
+    where it was seen."""
+    same = kept.get(finding.key())
+    if same is None:
+        kept[finding.key()] = copied = replace(finding, also_at=list(finding.also_at))
+        result.findings.append(copied)
+        result.repeats += len(finding.also_at)
+        return
+    result.repeats += 1 + len(finding.also_at)
+    same.also_at += [p for p in (finding.place(), *finding.also_at) if p]
 
 
-def _skip_reason(test: TestResult, rid: str) -> tuple[int, str]:
-    """Why a test did not judge `rid`, most telling first: what it said of `rid` itself, then why
-    it stopped or was skipped, then that it ran without looking at it."""
-    own = [f.actual for f in test.findings if f.requirement == rid and f.verdict == SKIP]
+def _skip_reason(test: TestResult, findings: list[Finding], rid: str) -> tuple[int, str]:
+    """Why a test did not judge `rid`, most telling first: what it said of `rid` itself (its
+    `findings` on it), then why it stopped or was skipped, then that it ran without looking."""
+    own = [f.actual for f in findings if f.verdict == SKIP]
     if own:
         return 0, own[0]
     if test.reason:
@@ -80,19 +89,22 @@ def requirement_results(
     }
     seen: dict[str, list[str]] = {}
     reasons: dict[str, list[tuple[int, str]]] = {}
+    kept: dict[str, dict[tuple[str, ...], Finding]] = {}
     for test in tests:
+        own = _by_requirement(test.findings)
         for rid in test.requirements:
             result = results[rid]
             result.tests.append(test.nodeid)
-            verdict = _verdict_of(test, rid)
+            verdict = _verdict_of(own.get(rid, []), test.outcome)
             seen.setdefault(rid, []).append(verdict)
-            for finding in test.findings:
-                if finding.requirement == rid and finding.verdict not in (PASS, SKIP):
-                    _add_distinct(result, finding)
+            for finding in own.get(rid, []):
+                if finding.verdict not in (PASS, SKIP):
+                    _add_distinct(result, finding, kept.setdefault(rid, {}))
             if verdict == SKIP:
-                reasons.setdefault(rid, []).append(_skip_reason(test, rid))
+                reasons.setdefault(rid, []).append(_skip_reason(test, own.get(rid, []), rid))
             if verdict == ERROR and not result.reason:
                 result.reason = f"{test.nodeid}: {test.reason or 'the test broke'}"
+    every = _by_requirement([f for test in tests for f in test.findings])
     for rid, result in results.items():
         if rid in seen:
             result.verdict = min(seen[rid], key=SEVERITY.index)
@@ -101,26 +113,26 @@ def requirement_results(
             if result.verdict not in (SKIP, ERROR):
                 result.reason = ""
             if result.verdict == PASS:
-                _rest_on_named(result, catalogue.operations.get(rid, ()), tests)
+                _rest_on_named(result, catalogue.operations.get(rid, ()), every.get(rid, []))
         elif catalogue[rid].pending:
             result.verdict = PENDING
     return results
 
 
 def _rest_on_named(
-    result: RequirementResult, named: tuple[str, ...], tests: list[TestResult]
+    result: RequirementResult, named: tuple[str, ...], findings: list[Finding]
 ) -> None:
-    """A requirement that names operations passes only where each of them kept it; else it is
-    not judged, and says on which it was not exercised (and why, where a test said)."""
+    """A requirement that names operations passes only where each of them kept it (`findings`:
+    every test's on it); else it is not judged, and says on which it was not exercised (and why,
+    where a test said)."""
     kept: set[str] = set()
     why: dict[str, str] = {}
-    for test in tests:
-        for f in test.findings:
-            if f.requirement == result.id and f.operation:
-                if f.verdict == PASS:
-                    kept.add(f.operation)
-                elif f.verdict == SKIP:
-                    why.setdefault(f.operation, f.actual)
+    for f in findings:
+        if f.operation:
+            if f.verdict == PASS:
+                kept.add(f.operation)
+            elif f.verdict == SKIP:
+                why.setdefault(f.operation, f.actual)
     missing = [op for op in named if op not in kept]
     if missing:
         result.verdict = SKIP

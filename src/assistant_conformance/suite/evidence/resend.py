@@ -161,6 +161,8 @@ class Resend:
                 client.request(method, url, headers=headers, content=body)
             except (NotOwned, Stopped, Overdue) as refused:
                 raise unreplayed.NotReplayed(f"exchange {index}: {refused}") from None
+            except httpx.LocalProtocolError as exc:  # the HTTP client would not send it
+                raise unreplayed.unsendable(index, exc) from None
             except (AnswerFault, httpx.HTTPError) as exc:  # the entry keeps the fault
                 if not holder:
                     raise unreplayed.NotReplayed(f"exchange {index}: {exc}") from None
@@ -194,6 +196,8 @@ class Resend:
         thread.start()
         while not holder and thread.is_alive():
             time.sleep(0.005)
+        if refused and isinstance(refused[0], httpx.LocalProtocolError):
+            raise unreplayed.unsendable(index, refused[0])
         if not holder and refused:
             raise unreplayed.NotReplayed(f"exchange {index}: {refused[0]}")
         if holder:

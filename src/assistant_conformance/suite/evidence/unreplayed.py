@@ -4,8 +4,9 @@ judged.
 A write the guard refuses (a resource the replay does not own), a value an earlier answer gave
 that the new answer does not give, an identifier of something the reported run created (its
 ledger, in the report folder) in an exchange the finding did not keep, an exchange that got no
-answer at all, a credential not given. The replay stops at the first; a check that reads only
-earlier exchanges is judged, any other is `not replayed: <why>` (NotReplayed).
+answer at all, a credential not given, a request the HTTP client will not send as it was (an
+empty bearer, `Bearer `: an illegal header value to it). The replay stops at the first; a check
+that reads only earlier exchanges is judged, any other is `not replayed: <why>` (NotReplayed).
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def refuse_old(
                 f"{slot} names the {made_before[value]} {value} the reported run made "
                 "before the exchanges this finding kept; the replay cannot make its own"
             )
+
+
+def unsendable(index: int, exc: Exception) -> NotReplayed:
+    """Request `index` cannot be sent as it was: the HTTP client refuses it (`exc`)."""
+    return NotReplayed(f"exchange {index} cannot be sent as it was: the HTTP client refuses it "
+                       f"({exc})")  # fmt: skip
 
 
 def value_not_given(
