@@ -95,8 +95,9 @@ def absent_line(doc: dict[str, Any]) -> str | None:
 
 
 def transport_line(doc: dict[str, Any]) -> str | None:
-    """One line on how the target was reached, when it was not plainly: TLS not verified or
-    checked against a CA bundle, extra headers, a rate limit, throttled requests waited out."""
+    """One line on how the target was reached: TLS not verified or checked against a CA bundle,
+    extra headers, a rate limit, throttled requests waited out, the bound of the suite's runs in
+    flight."""
     way = doc.get("transport")
     if not way:
         return None
@@ -115,6 +116,9 @@ def transport_line(doc: dict[str, Any]) -> str | None:
         )
     if resent := way.get("resent_after_close"):
         parts.append(f"{resent} requests sent again after the connection closed before an answer")
+    if bound := way.get("runs_at_once"):
+        most = way.get("most_runs_in_flight", 0)
+        parts.append(f"runs in flight at most {bound} at once across workers (most seen {most})")
     return "transport: " + "; ".join(parts) if parts else None
 
 

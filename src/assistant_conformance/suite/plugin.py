@@ -188,8 +188,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         try:
             return (yield)
         except AnswerFault as fault:  # the target's fault, not the suite's: a finding
-            charged = door_charges.charge_fault(fault)
-            raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
+            raise findings.Blocked(door_charges.charge_fault(fault)) from None
         finally:
             try:
                 record.finish()  # judgements held until the test's end (the property layer's)
@@ -274,6 +273,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.add("throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
     state.add("resent", *({"operation": op} for op in policy.reconnects))
     state.add("sent", {"requests": policy.sent})
+    state.add("load", {"most": policy.runs.most()})  # runs in flight at once (http/load.py)
     if state.safety is not None and state.safety.record:
         state.add("cleanup", state.safety.record)
     if state.worker:

@@ -21,7 +21,11 @@ from assistant_conformance.proof.variants.dialects import (
 )
 from assistant_conformance.proof.variants.identifiers import OpaqueIdentifiers, opaque_ids, own_ids
 from assistant_conformance.proof.variants.lenient import NoValidation
-from assistant_conformance.proof.variants.queued import IdlessOpeningFrame, StatusLagsStreamEnd
+from assistant_conformance.proof.variants.queued import (
+    IdlessOpeningFrame,
+    SlowWaitUnderLoad,
+    StatusLagsStreamEnd,
+)
 from assistant_conformance.proof.variants.references import KbNameRequired, KbReferencesChecked
 from assistant_conformance.proof.variants.spelling import (
     ExtraFields,
@@ -51,6 +55,7 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "idless-opening-frame": IdlessOpeningFrame,
     "kb-references-checked": KbReferencesChecked,
     "kb-name-required": KbNameRequired,
+    "slow-wait-under-load": SlowWaitUnderLoad,
 }
 
 

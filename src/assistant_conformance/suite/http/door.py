@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import observe, running, strictjson, trail
+from assistant_conformance.suite.http import load, observe, running, strictjson, trail
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
@@ -191,30 +191,43 @@ class BoundedTransport(httpx.BaseTransport):
         deadline: float,
         cap: int,
         late: observe.Deadlines | None = None,
+        runs: load.RunLoad | None = None,
     ) -> None:
         """`late`: the deadlines operations missed in the run (the policy's), asked before each
-        request and told how its answer came."""
+        request and told how its answer came; `runs`: the suite's runs in flight (a request
+        that makes one takes a place)."""
         self.inner, self.deadline, self.cap, self.late = inner, deadline, cap, late
+        self.runs = runs
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self.late is None:
-            return self._bounded(request)
+            return self._bounded(request, self.deadline)
         operation = label_of(request)
         plain = observe.plain_request(request.headers)
-        held = self.late.ask(operation, self.deadline, plain)
-        try:
-            answer = self._bounded(request)
-        except AnswerFault as fault:
-            self.late.done(operation, held, fault, plain)
-            raise
-        except BaseException:
-            self.late.done(operation, held)
-            raise
+        limit = self.late.deadline_of(operation, self.deadline)
+        if limit > self.deadline:  # grown: the connection waits for it too
+            timeouts = dict(request.extensions.get("timeout") or {})
+            timeouts["read"] = max(timeouts.get("read") or 0.0, limit)
+            request.extensions["timeout"] = timeouts
+        held = self.late.ask(operation, limit, plain)
+        with load.run_place(self.runs, operation) as place:
+            try:
+                answer = self._bounded(request, limit)
+            except AnswerFault as fault:
+                place.delayed(fault, operation in self.late.run_waits)
+                self.late.done(operation, held, fault, plain)
+                raise
+            except BaseException:
+                self.late.done(operation, held)
+                raise
         self.late.done(operation, held)
+        if not isinstance(answer.stream, CappedStream):  # a whole answer: its time counts
+            sent = request.extensions.get(SENT_AT, time.monotonic())
+            self.late.took(operation, time.monotonic() - sent, self.deadline)
         return answer
 
-    def _bounded(self, request: httpx.Request) -> httpx.Response:
-        label, limit = label_of(request), self.deadline
+    def _bounded(self, request: httpx.Request, limit: float) -> httpx.Response:
+        label = label_of(request)
         entry = running.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
                                         trail.cap(request_content(request))))  # fmt: skip
         try:
@@ -248,7 +261,7 @@ class BoundedTransport(httpx.BaseTransport):
                 extensions={**response.extensions, trail.ENTRY: entry},
             )  # fmt: skip
         try:
-            whole = self._whole(request, response, label, headers)
+            whole = self._whole(request, response, label, headers, limit)
         except AnswerFault as fault:
             entry.fault = fault.kind
             entry.ended()
@@ -273,7 +286,12 @@ class BoundedTransport(httpx.BaseTransport):
         return whole
 
     def _whole(
-        self, request: httpx.Request, response: httpx.Response, label: str, headers: dict[str, str]
+        self,
+        request: httpx.Request,
+        response: httpx.Response,
+        label: str,
+        headers: dict[str, str],
+        limit: float,
     ) -> httpx.Response:
         try:
             response.content  # noqa: B018
@@ -291,7 +309,7 @@ class BoundedTransport(httpx.BaseTransport):
                 evidence_of,
                 label=label,
                 started=request.extensions.get(SENT_AT, time.monotonic()),
-                deadline=self.deadline,
+                deadline=limit,
                 cap=self.cap,
             )
         finally:

@@ -10,8 +10,17 @@ finding reaches the judge in one of two ways:
   not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
   challenge. Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
-`Deadlines` counts the deadlines each operation missed in the run: one late twice is not asked
-again (Overdue), so that a target that hangs or drips costs two deadlines per operation.
+`Deadlines` gives each operation its deadline and counts the deadlines it missed in the run: one
+late twice is not asked again (Overdue), so that a target that hangs or drips costs two deadlines
+per operation. A deadline follows what the run measured of the target, within a stated bound:
+- an operation's deadline is --request-timeout, or twice the longest whole answer it gave in this
+  run (under the run's own load) where that is longer, at most GROWN_AT_MOST times
+  --request-timeout;
+- a request that waits for a run's end (runs/wait) is given --process-timeout, the bound of
+  waiting for a run, where that is longer: its answer waits for the runs queued before it, the
+  suite's own among them (http/load.py bounds those). One that misses it while other runs of the
+  suite were in flight was delayed by the suite's own load: it is not judged (the AnswerFault's
+  `loaded` says so), and not counted as missed.
 
 `breaking_input` marks the requests of a block as sent to break the document on purpose, so that
 a fault of their answers is judged as the answer to such input; `refusal_expected` (which it
@@ -35,6 +44,8 @@ from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http.exchange import Exchange
 
 LATE_TIMES = 2  # deadlines one operation may cost a run
+GROWTH = 2.0  # an operation's deadline: at least twice the longest whole answer it gave
+GROWN_AT_MOST = 2.0  # ... and at most this many times --request-timeout
 # Kinds of fault (no answer within the bounds) and of observation.
 SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
 NOT_STRICT_JSON = "not strict JSON"
@@ -60,6 +71,7 @@ class AnswerFault(Exception):
         self.what = what
         self.evidence = evidence
         self.breaking: str | None = None  # the requirement named by breaking_input, if any
+        self.loaded = ""  # why the suite's own load may explain it (a run wait behind its runs)
 
     @property
     def no_answer_yet(self) -> bool:
@@ -116,6 +128,27 @@ class Deadlines:
 
     counts: SharedCounts
     wait: float = 0.05  # seconds between two looks at a place taken
+    run_wait: float = 0.0  # seconds a request that waits for a run's end is given (a bound)
+    run_waits: frozenset[str] = frozenset()  # the operations that wait for a run's end
+
+    def deadline_of(self, operation: str, base: float) -> float:
+        """`operation`'s deadline now, `base` the run's --request-timeout (see the module)."""
+        if operation in self.run_waits:
+            return max(base, self.run_wait)
+        longest = self.counts.get(_took(operation)) / 1000
+        return min(GROWN_AT_MOST * base, max(base, GROWTH * longest))
+
+    def took(self, operation: str, seconds: float, base: float) -> None:
+        """A whole answer of `operation` came in `seconds`: kept where it is the longest yet and
+        grows the deadline (a write only then: most answers are far quicker)."""
+        key, taken = _took(operation), round(seconds * 1000)
+        if GROWTH * seconds <= base or taken <= self.counts.get(key):
+            return
+
+        def longest(counts: dict[str, int]) -> None:
+            counts[key] = max(counts.get(key, 0), taken)
+
+        self.counts.change(longest)
 
     def ask(self, operation: str, deadline: float, plain: bool = True) -> bool:
         """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already, or
@@ -158,7 +191,7 @@ class Deadlines:
     ) -> None:
         """The request's answer came whole (`fault` None) or broke a bound: a deadline missed
         is counted (also apart when the request was not `plain`); a place held is given back."""
-        missed = fault is not None and fault.kind in (SLOW, SILENT)
+        missed = fault is not None and fault.kind in (SLOW, SILENT) and not fault.loaded
         if not held and not missed:
             return
         out = f"{operation} (asked)"
@@ -176,6 +209,10 @@ class Deadlines:
 
 def _side(operation: str) -> str:
     return f"{operation} (not plain)"
+
+
+def _took(operation: str) -> str:
+    return f"{operation} (longest ms)"
 
 
 _unjudged: ContextVar[bool] = ContextVar("conformance_unjudged", default=False)

@@ -18,7 +18,8 @@ reads its answers through the door (door.py: deadline, size cap, completeness):
 - an operation that ran past its deadline twice is not asked again in the run (Overdue: its
   remaining checks are not judged): a target that hangs or drips costs two deadlines per
   operation, not one per test. Counted for the whole run, its pytest-xdist workers included
-  (config/shared.py).
+  (config/shared.py); the deadline itself follows what the run measured (observe.Deadlines);
+- the suite's own runs in flight on the target, across workers, are bounded (load.py).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from requests.adapters import HTTPAdapter
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.config.shared import SharedCounts
-from assistant_conformance.suite.http import door, door_requests, observe
+from assistant_conformance.suite.http import door, door_requests, load, observe
+from assistant_conformance.suite.http.load import RUN_WAIT, RunLoad
 from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines
 
 HARMLESS = frozenset(
@@ -96,6 +98,7 @@ class Policy:
     reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
     sent: int = 0  # requests this process sent (each attempt)
     late: Deadlines = field(default_factory=lambda: Deadlines(SharedCounts(None)))
+    runs: RunLoad = field(default_factory=lambda: RunLoad(SharedCounts(None)))
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _tls: ssl.SSLContext | None = field(default=None, repr=False)
@@ -112,7 +115,12 @@ class Policy:
             share=share,
             deadline=settings.request_timeout,
             cap=settings.max_response_size,
-            late=Deadlines(SharedCounts(shared / LATE_FILE if shared else None)),
+            late=Deadlines(
+                SharedCounts(shared / LATE_FILE if shared else None),
+                run_wait=settings.process_timeout,
+                run_waits=frozenset({RUN_WAIT}),
+            ),
+            runs=RunLoad(SharedCounts(shared / load.LOAD_FILE if shared else None)),
         )
 
     def __post_init__(self) -> None:
@@ -220,23 +228,29 @@ class PolicyAdapter(HTTPAdapter):
     ) -> requests.Response:
         operation = door_requests.requests_label(request)
         plain = observe.plain_request(request.headers)
-        held = self.policy.late.ask(operation, self.policy.deadline, plain)
-        try:
-            answer = self._send(request, kwargs)  # as a stream whatever `stream` says: the door
-        except AnswerFault as fault:
-            self.policy.late.done(operation, held, fault, plain)
-            raise
-        except BaseException:
-            self.policy.late.done(operation, held)
-            raise
-        self.policy.late.done(operation, held)
+        late = self.policy.late
+        limit = late.deadline_of(operation, self.policy.deadline)
+        held = late.ask(operation, limit, plain)
+        with load.run_place(self.policy.runs, operation) as place:
+            try:
+                answer = self._send(request, kwargs, limit)  # as a stream whatever `stream` says
+            except AnswerFault as fault:
+                place.delayed(fault, operation in late.run_waits)
+                late.done(operation, held, fault, plain)
+                raise
+            except BaseException:
+                late.done(operation, held)
+                raise
+        late.done(operation, held)
         return answer
 
     def _send(
-        self, request: requests.PreparedRequest, kwargs: dict[str, object]
+        self, request: requests.PreparedRequest, kwargs: dict[str, object], limit: float
     ) -> requests.Response:
         started = time.monotonic()
         kwargs["verify"] = self.policy.requests_verify
+        if limit > self.policy.deadline:  # a grown deadline: the connection waits for it too
+            kwargs["timeout"] = limit
 
         def attempt() -> requests.Response:
             nonlocal started
@@ -252,7 +266,7 @@ class PolicyAdapter(HTTPAdapter):
             )
         except requests.Timeout:
             entry.fault = SILENT
-            what = f"no answer within {self.policy.deadline:g} s (--request-timeout)"
+            what = f"no answer within {limit:g} s (--request-timeout)"
             raise AnswerFault(SILENT, f"{door_requests.requests_label(request)}: {what}",
                               door_requests.requests_evidence(request, None)) from None  # fmt: skip
         except requests.ConnectionError as exc:
@@ -261,7 +275,7 @@ class PolicyAdapter(HTTPAdapter):
             raise AnswerFault(CUT, f"{door_requests.requests_label(request)}: {what}",
                               door_requests.requests_evidence(request, None)) from None  # fmt: skip
         door_requests.read_requests_body(
-            request, response, started=started, deadline=self.policy.deadline,
+            request, response, started=started, deadline=limit,
             cap=self.policy.cap, entry=entry,
         )  # fmt: skip
         return response
@@ -278,6 +292,7 @@ def counts(measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
         },
         "resent_after_close": len(measured.get("resent", [])),
         "requests": sum(s["requests"] for s in measured.get("sent", [])),
+        "most_runs_in_flight": max((m["most"] for m in measured.get("load", [])), default=0),
     }
 
 
@@ -289,4 +304,4 @@ def transport_summary(
     if policy.ca_bundle:
         tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
     return {"tls": tls, "headers": list(policy.headers), "rate_limit": policy.rate,
-            **counts(measured)}  # fmt: skip
+            "runs_at_once": policy.runs.at_once, **counts(measured)}  # fmt: skip

@@ -32,6 +32,7 @@ class Scope:
 
     exchanges: list[Entry] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    places: list[Callable[[], None]] = field(default_factory=list)  # runs' places (load.py)
 
 
 # The running test's scope, and the polling loop (its words) its requests are part of.
@@ -53,6 +54,23 @@ def within(scope: Scope) -> Iterator[Scope]:
         yield scope
     finally:
         _running.reset(token)
+        while scope.places:  # the runs it started in the background: their places back
+            scope.places.pop()()
+
+
+def hold_place(give: Callable[[], None]) -> bool:
+    """Keep a run's place until the running test ends (`give` gives it back); False outside one."""
+    scope = current_scope()
+    if scope is None:
+        return False
+    scope.places.append(give)
+    return True
+
+
+def holds_place() -> bool:
+    """Whether the running test holds a place for a run of its own already."""
+    scope = current_scope()
+    return scope is not None and bool(scope.places)
 
 
 def following(into: list[Entry]) -> AbstractContextManager[Scope]:
