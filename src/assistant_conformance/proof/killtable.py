@@ -1,7 +1,7 @@
 """The kill-rate table: the suite against every mutant, which it must catch by requirement ID, and
 every conformant variant, which it must pass.
 
-    python -m assistant_conformance.proof.killtable [--jobs N] [--report-dir DIR] [NAME ...]
+    python -m assistant_conformance.proof.killtable [--jobs N] [--workers] [--report-dir D] [NAME]
 
 Each case gets its own reference server (`--mutant NAME` / `--variant NAME`) and its own pytest
 process pointed at it with `--base-url`, several at a time. A mutant is **killed** when the
@@ -51,7 +51,10 @@ WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
 VARIANT_DEPTH = ("--examples=3",)
 RUN_TIMEOUT = 900.0  # seconds for one case (server start, suite run, report)
 # A case is a few tests, its jobs run side by side already: workers would only cost start-ups.
+# `--workers` runs each case as a user would, the suite choosing its workers (a timing-robustness
+# check of every verdict: a spread run must catch each mutant by the same requirements).
 ONE_PROCESS = {"ASSISTANT_API_CONCURRENCY": "1"}
+DEFAULT_WORKERS = {"ASSISTANT_API_CONCURRENCY": ""}  # unset: the suite's default
 
 
 def first_paragraph(cls: type) -> str:
@@ -82,12 +85,12 @@ def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -
     return [c for c in every if c.kind in kinds and (not wanted or c.name in wanted)]
 
 
-def plugins_off(args: tuple[str, ...]) -> list[str]:
+def plugins_off(args: tuple[str, ...], spread: bool = False) -> list[str]:
     """Plugins a run does without (each costs start-up time, and only conformance.json is read):
     langsmith's, allure's, anyio's and platformdirs' always, xdist's unless the run uses it, and
     schemathesis' and hypothesis' when the selection leaves out the property layer."""
     off = ["langsmith_plugin", "allure_pytest", "anyio", "platformdirs"]
-    off += [] if "-n" in args else ["xdist", "xdist.looponfail"]
+    off += [] if "-n" in args or spread else ["xdist", "xdist.looponfail"]
     paths = [a for a in args if a == "tests" or a.startswith("tests/")]
     ignored = {a.removeprefix("--ignore=") for a in args if a.startswith("--ignore=")}
     layer = any(p == "tests" or p.startswith("tests/property") for p in paths)
@@ -96,8 +99,11 @@ def plugins_off(args: tuple[str, ...]) -> list[str]:
     return [arg for name in off for arg in ("-p", f"no:{name}")]
 
 
-def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOutcome:
-    """One server, one suite run against it; the verdicts read from its conformance.json."""
+def run_case(
+    case: Case, workdir: Path, timeout: float = RUN_TIMEOUT, spread: bool = False
+) -> CaseOutcome:
+    """One server, one suite run against it (`spread`: with the suite's default workers, else in
+    one process); the verdicts read from its conformance.json."""
     workdir.mkdir(parents=True, exist_ok=True)
     tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
     started = time.monotonic()
@@ -108,7 +114,7 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
     report_dir, log_path = workdir / "reports", workdir / "pytest.log"
     args = [
         *case.pytest_args,
-        *plugins_off(case.pytest_args),
+        *plugins_off(case.pytest_args, spread),
         "-q",
         f"--base-url={server.base_url}",
         f"--token={tokens[0]}",
@@ -116,7 +122,7 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
         f"--report-dir={report_dir}",
     ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
     try:
-        status = run_pytest(args, log_path, timeout, ONE_PROCESS)
+        status = run_pytest(args, log_path, timeout, DEFAULT_WORKERS if spread else ONE_PROCESS)
     finally:
         server.stop()
     problem = "" if status is not None else f"the suite run did not end within {timeout:g} s"
@@ -182,12 +188,18 @@ def rank(case: Case) -> int:
 
 
 def run_cases(
-    selected: list[Case], workdir: Path, jobs: int, timeout: float = RUN_TIMEOUT
+    selected: list[Case],
+    workdir: Path,
+    jobs: int,
+    timeout: float = RUN_TIMEOUT,
+    spread: bool = False,
 ) -> list[CaseOutcome]:
     """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged."""
     order = sorted(selected, key=rank)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {c.name: pool.submit(run_case, c, workdir / c.name, timeout) for c in order}
+        futures = {
+            c.name: pool.submit(run_case, c, workdir / c.name, timeout, spread) for c in order
+        }
         outcomes = [futures[c.name].result() for c in selected]
     judge_outcomes(outcomes)
     return outcomes
@@ -209,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per case")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument(
+        "--workers", action="store_true", help="each case with the suite's default workers"
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="keep each case's server, log and reports here (default: none)"
     )
     args = parser.parse_args(argv)
@@ -224,10 +239,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
     if args.workdir:
-        outcomes = run_cases(selected, args.workdir, args.jobs, args.timeout)
+        outcomes = run_cases(selected, args.workdir, args.jobs, args.timeout, args.workers)
     else:
         with tempfile.TemporaryDirectory(prefix="killtable-") as workdir:
-            outcomes = run_cases(selected, Path(workdir), args.jobs, args.timeout)
+            outcomes = run_cases(selected, Path(workdir), args.jobs, args.timeout, args.workers)
     wall = time.monotonic() - started
     write_killtable(outcomes, args.report_dir, wall, args.jobs)
     print(table_text(outcomes))
