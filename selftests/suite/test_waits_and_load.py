@@ -1,4 +1,4 @@
-"""What a run measured of its target bounds what it waits for (issue 45): a run wait's deadline
+"""What a run measured of its target bounds what it waits for: a run wait's deadline
 is the wait for a run, an operation's deadline grows with its answers (within a bound), the
 suite's runs in flight are counted across processes, a wait behind them is no finding, and a poll
 that waited out its bound once is not waited out again. Counts and flags only: no timing."""
@@ -13,10 +13,10 @@ import pytest
 
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.flows import Waits, poll
-from assistant_conformance.suite.http import load, trail
+from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.http.exchange import Exchange
-from assistant_conformance.suite.http.load import RUN_WAIT, RunLoad
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault, Deadlines
+from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
 from assistant_conformance.suite.judging import findings
 
 CREATE = "POST /api/ai/threads"
@@ -35,7 +35,7 @@ def test_a_run_wait_is_given_the_wait_for_a_run_and_others_grow_with_their_answe
 
 
 def test_runs_in_flight_are_counted_by_every_process_and_the_most_kept(tmp_path: Path) -> None:
-    shared = tmp_path / load.LOAD_FILE
+    shared = tmp_path / running.LOAD_FILE
     one, other = RunLoad(SharedCounts(shared), at_once=2), RunLoad(SharedCounts(shared), at_once=2)
     assert one.take(holding=False) == 1 and other.take(holding=False) == 2
     assert one.take(holding=True) == 3  # a test holding a place does not wait for itself
@@ -51,12 +51,12 @@ def _silent() -> AnswerFault:
 
 def test_a_run_wait_behind_the_suites_own_runs_is_no_finding() -> None:
     runs = RunLoad(SharedCounts(None))
-    with load.run_place(runs, RUN_WAIT) as alone:
+    with running.run_place(runs, RUN_WAIT) as alone:
         fault = _silent()
         alone.delayed(fault, waits_for_run=True)
         assert fault.loaded == ""  # nothing of the suite's ahead of it: the target's
     runs.take(holding=False)  # another test's run
-    with load.run_place(runs, RUN_WAIT) as behind:
+    with running.run_place(runs, RUN_WAIT) as behind:
         fault = _silent()
         behind.delayed(fault, waits_for_run=True)
         assert "1 other run(s) of the suite were in flight" in fault.loaded

@@ -273,7 +273,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.add("throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
     state.add("resent", *({"operation": op} for op in policy.reconnects))
     state.add("sent", {"requests": policy.sent})
-    state.add("load", {"most": policy.runs.most()})  # runs in flight at once (http/load.py)
+    state.add("load", {"most": policy.runs.most()})  # runs in flight at once (http/running.py)
     if state.safety is not None and state.safety.record:
         state.add("cleanup", state.safety.record)
     if state.worker:

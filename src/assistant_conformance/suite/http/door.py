@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import load, observe, running, strictjson, trail
+from assistant_conformance.suite.http import observe, running, strictjson, trail
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
@@ -191,13 +191,11 @@ class BoundedTransport(httpx.BaseTransport):
         deadline: float,
         cap: int,
         late: observe.Deadlines | None = None,
-        runs: load.RunLoad | None = None,
+        runs: running.RunLoad | None = None,
     ) -> None:
-        """`late`: the deadlines operations missed in the run (the policy's), asked before each
-        request and told how its answer came; `runs`: the suite's runs in flight (a request
-        that makes one takes a place)."""
-        self.inner, self.deadline, self.cap, self.late = inner, deadline, cap, late
-        self.runs = runs
+        """`late`: the run's deadlines (the policy's), asked before each request and told how its
+        answer came; `runs`: the suite's runs in flight (a request that makes one takes a place)."""
+        self.inner, self.deadline, self.cap, self.late, self.runs = inner, deadline, cap, late, runs
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self.late is None:
@@ -206,24 +204,19 @@ class BoundedTransport(httpx.BaseTransport):
         plain = observe.plain_request(request.headers)
         limit = self.late.deadline_of(operation, self.deadline)
         if limit > self.deadline:  # grown: the connection waits for it too
-            timeouts = dict(request.extensions.get("timeout") or {})
-            timeouts["read"] = max(timeouts.get("read") or 0.0, limit)
-            request.extensions["timeout"] = timeouts
+            request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": limit}
         held = self.late.ask(operation, limit, plain)
-        with load.run_place(self.runs, operation) as place:
+        fault: AnswerFault | None = None
+        with running.run_place(self.runs, operation) as place:
             try:
                 answer = self._bounded(request, limit)
-            except AnswerFault as fault:
-                place.delayed(fault, operation in self.late.run_waits)
+            except AnswerFault as missed:
+                fault = place.delayed(missed, operation in self.late.run_waits)
+                raise
+            finally:
                 self.late.done(operation, held, fault, plain)
-                raise
-            except BaseException:
-                self.late.done(operation, held)
-                raise
-        self.late.done(operation, held)
         if not isinstance(answer.stream, CappedStream):  # a whole answer: its time counts
-            sent = request.extensions.get(SENT_AT, time.monotonic())
-            self.late.took(operation, time.monotonic() - sent, self.deadline)
+            self.late.took(operation, time.monotonic() - request.extensions[SENT_AT], self.deadline)
         return answer
 
     def _bounded(self, request: httpx.Request, limit: float) -> httpx.Response:

@@ -19,7 +19,7 @@ reads its answers through the door (door.py: deadline, size cap, completeness):
   remaining checks are not judged): a target that hangs or drips costs two deadlines per
   operation, not one per test. Counted for the whole run, its pytest-xdist workers included
   (config/shared.py); the deadline itself follows what the run measured (observe.Deadlines);
-- the suite's own runs in flight on the target, across workers, are bounded (load.py).
+- the suite's own runs in flight on the target, across workers, are bounded (running.py).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from requests.adapters import HTTPAdapter
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.config.shared import SharedCounts
-from assistant_conformance.suite.http import door, door_requests, load, observe
-from assistant_conformance.suite.http.load import RUN_WAIT, RunLoad
+from assistant_conformance.suite.http import door, door_requests, observe, running
 from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines
+from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
 
 HARMLESS = frozenset(
     {"user-agent", "accept-language", "x-request-id", "x-correlation-id", "traceparent"}
@@ -120,7 +120,7 @@ class Policy:
                 run_wait=settings.process_timeout,
                 run_waits=frozenset({RUN_WAIT}),
             ),
-            runs=RunLoad(SharedCounts(shared / load.LOAD_FILE if shared else None)),
+            runs=RunLoad(SharedCounts(shared / running.LOAD_FILE if shared else None)),
         )
 
     def __post_init__(self) -> None:
@@ -231,7 +231,7 @@ class PolicyAdapter(HTTPAdapter):
         late = self.policy.late
         limit = late.deadline_of(operation, self.policy.deadline)
         held = late.ask(operation, limit, plain)
-        with load.run_place(self.policy.runs, operation) as place:
+        with running.run_place(self.policy.runs, operation) as place:
             try:
                 answer = self._send(request, kwargs, limit)  # as a stream whatever `stream` says
             except AnswerFault as fault:
