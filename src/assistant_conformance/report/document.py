@@ -117,8 +117,9 @@ def transport_line(doc: dict[str, Any]) -> str | None:
     if resent := way.get("resent_after_close"):
         parts.append(f"{resent} requests sent again after the connection closed before an answer")
     if bound := way.get("runs_at_once"):
-        most = way.get("most_runs_in_flight", 0)
-        parts.append(f"runs in flight at most {bound} at once across workers (most seen {most})")
+        most, over = way.get("most_runs_in_flight", 0), way.get("runs_over_bound", 0)
+        went = f"; {over} started over it after waiting their longest for a place" if over else ""
+        parts.append(f"runs in flight at most {bound} at once across workers (most {most}{went})")
     return "transport: " + "; ".join(parts) if parts else None
 
 

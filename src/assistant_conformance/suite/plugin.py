@@ -264,6 +264,7 @@ def pytest_collection(session: pytest.Session) -> bool | None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = run_state(config)
+    state.add("load", state.policy.runs.end())  # runs in flight at once (http/running.py)
     if not state.worker:  # the workers are done: the counts they shared go
         discard(state.shared)
     if state.sweep is not None:
@@ -273,7 +274,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.add("throttled", *({"operation": op, "seconds": s} for op, s in policy.waits))
     state.add("resent", *({"operation": op} for op in policy.reconnects))
     state.add("sent", {"requests": policy.sent})
-    state.add("load", {"most": policy.runs.most()})  # runs in flight at once (http/running.py)
     if state.safety is not None and state.safety.record:
         state.add("cleanup", state.safety.record)
     if state.worker:

@@ -120,7 +120,10 @@ class Policy:
                 run_wait=settings.process_timeout,
                 run_waits=frozenset({RUN_WAIT}),
             ),
-            runs=RunLoad(SharedCounts(shared / running.LOAD_FILE if shared else None)),
+            runs=RunLoad(
+                SharedCounts(shared / running.LOAD_FILE if shared else None),
+                follow_for=settings.process_timeout,
+            ),
         )
 
     def __post_init__(self) -> None:
@@ -226,26 +229,42 @@ class PolicyAdapter(HTTPAdapter):
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
-        operation = door_requests.requests_label(request)
+        operation, url = door_requests.requests_label(request), str(request.url)
         plain = observe.plain_request(request.headers)
         late = self.policy.late
-        limit = late.deadline_of(operation, self.policy.deadline)
-        held = late.ask(operation, limit, plain)
-        with running.run_place(self.policy.runs, operation) as place:
-            try:
-                answer = self._send(request, kwargs, limit)  # as a stream whatever `stream` says
-            except AnswerFault as fault:
-                place.delayed(fault, operation in late.run_waits)
-                late.done(operation, held, fault, plain)
-                raise
-            except BaseException:
-                late.done(operation, held)
-                raise
-        late.done(operation, held)
-        return answer
+        headers = {k: str(v) for k, v in request.headers.items()}
+        place = running.take_place(self.policy.runs, operation, url, headers, self._read)
+        limit = late.deadline_of(operation, self.policy.deadline, place.ahead, place.longest_run)
+        fault: AnswerFault | None = None
+        try:
+            held = late.ask(operation, limit, plain)
+        except BaseException:
+            place.give()  # not sent
+            raise
+        try:  # as a stream whatever `stream` says (the door)
+            return self._send(request, kwargs, limit, place)
+        except BaseException as missed:
+            place.left_running()  # no whole answer: its run, if one was made, may go on
+            if isinstance(missed, AnswerFault):
+                fault = place.delayed(missed, operation in late.run_waits)
+            raise
+        finally:
+            late.done(operation, held, fault, plain)
+
+    def _read(self, url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+        """GET `url` for a run's follower (running.py), under the plain deadline and no other
+        bound of the run: no place, no deadline counted, no trail outside a test."""
+        sent = requests.Request("GET", url, headers=dict(headers)).prepare()
+        deadline = observe.Deadline(self.policy.deadline)
+        answer = self._send(sent, {"timeout": self.policy.deadline}, deadline)
+        return answer.status_code, getattr(answer, door.JSON_VALUE, None)
 
     def _send(
-        self, request: requests.PreparedRequest, kwargs: dict[str, object], limit: float
+        self,
+        request: requests.PreparedRequest,
+        kwargs: dict[str, object],
+        limit: float,
+        place: running.Place | None = None,
     ) -> requests.Response:
         started = time.monotonic()
         kwargs["verify"] = self.policy.requests_verify
@@ -266,7 +285,7 @@ class PolicyAdapter(HTTPAdapter):
             )
         except requests.Timeout:
             entry.fault = SILENT
-            what = f"no answer within {limit:g} s (--request-timeout)"
+            what = f"no answer within {observe.said(limit)}"
             raise AnswerFault(SILENT, f"{door_requests.requests_label(request)}: {what}",
                               door_requests.requests_evidence(request, None)) from None  # fmt: skip
         except requests.ConnectionError as exc:
@@ -276,32 +295,6 @@ class PolicyAdapter(HTTPAdapter):
                               door_requests.requests_evidence(request, None)) from None  # fmt: skip
         door_requests.read_requests_body(
             request, response, started=started, deadline=limit,
-            cap=self.policy.cap, entry=entry,
+            cap=self.policy.cap, entry=entry, place=place or running.Place(None),
         )  # fmt: skip
         return response
-
-
-def counts(measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """What the run's processes measured on the way to the target (`throttled`, `resent`, `sent`
-    records, merged across workers or shards), for the report's `transport`."""
-    throttled = measured.get("throttled", [])
-    return {
-        "throttled": {
-            "requests": len(throttled),
-            "seconds": round(sum(t["seconds"] for t in throttled), 1),
-        },
-        "resent_after_close": len(measured.get("resent", [])),
-        "requests": sum(s["requests"] for s in measured.get("sent", [])),
-        "most_runs_in_flight": max((m["most"] for m in measured.get("load", [])), default=0),
-    }
-
-
-def transport_summary(
-    policy: Policy, measured: Mapping[str, list[dict[str, Any]]]
-) -> dict[str, Any]:
-    """How the run reached the target, for the report (header names only: values are secret)."""
-    tls = "NOT verified (--insecure)" if policy.insecure else "verified"
-    if policy.ca_bundle:
-        tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
-    return {"tls": tls, "headers": list(policy.headers), "rate_limit": policy.rate,
-            "runs_at_once": policy.runs.at_once, **counts(measured)}  # fmt: skip

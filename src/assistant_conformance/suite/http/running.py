@@ -8,25 +8,25 @@ A thread started with its starter's context (the live stream reader, a replay's 
 into the same scope; a polling loop is its block's alone (a thread started before it is not
 part of it).
 
-RunLoad: the suite's own load on one target: how many runs it keeps in flight at once, counted
-by every process of the run (config/shared.py), and bounded.
-
-A server's run queue is part of what it offers, not an endless resource: runs the suite starts
-from every worker at once queue behind each other there, and a `runs/wait` sent behind them
-answers when they have run. So a request that makes a run (create, stream, wait) takes a place
-first: while RUNS_AT_ONCE are out, it waits until one is given back, for at most RUN_PLACE_WAIT
-seconds (then it goes, counted above the bound); a test that holds a place already takes more
-without waiting (it would wait for itself). A place is given back when the run's answer is whole
-(a wait, a stream read to its end) or, for a run started in the background, when the test that
-started it ends. The most seen in flight at once is kept for the report's header.
+RunLoad: the runs the suite keeps in flight on its target, counted by every process of the run
+(config/shared.py) and bounded (a server's run queue is not an endless resource, and a wait sent
+behind the suite's runs answers when they have run). A request that makes a run takes a place
+first: while RUNS_AT_ONCE are out it waits, at most RUN_PLACE_WAIT s, then goes counted over the
+bound. A run gives its place back once known to have ended, not when its test does: a wait
+answered, a stream read to its end; a run left running (in the background, a stream closed early,
+a wait given up) is followed by GET of its status (or its thread's runs) outside any test, judging
+nothing, for at most --process-timeout; an answer that made no run (not 2xx) gives it back at once.
+The most in flight and the longest run measured go to the report and to observe.Deadlines.
 """
 
 from __future__ import annotations
 
 import contextvars
+import re
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
@@ -46,7 +46,6 @@ class Scope:
 
     exchanges: list[Entry] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    places: list[Callable[[], None]] = field(default_factory=list)  # runs' places (RunLoad)
 
 
 # The running test's scope, and the polling loop (its words) its requests are part of.
@@ -68,23 +67,6 @@ def within(scope: Scope) -> Iterator[Scope]:
         yield scope
     finally:
         _running.reset(token)
-        while scope.places:  # the runs it started in the background: their places back
-            scope.places.pop()()
-
-
-def hold_place(give: Callable[[], None]) -> bool:
-    """Keep a run's place until the running test ends (`give` gives it back); False outside one."""
-    scope = current_scope()
-    if scope is None:
-        return False
-    scope.places.append(give)
-    return True
-
-
-def holds_place() -> bool:
-    """Whether the running test holds a place for a run of its own already."""
-    scope = current_scope()
-    return scope is not None and bool(scope.places)
 
 
 def following(into: list[Entry]) -> AbstractContextManager[Scope]:
@@ -142,12 +124,18 @@ def at_once(calls: Sequence[Callable[[], Answered]]) -> list[Answered]:
 
 RUNS_AT_ONCE = 2  # runs of the suite in flight on one target at once, across its processes
 RUN_PLACE_WAIT = 60.0  # seconds a request waits for a place at most
+FOLLOW_EVERY = 0.2  # seconds between two reads of a run followed
 LOAD_FILE = "runs.json"
-RUNS, MOST = "in flight", "most"
+RUNS, MOST, OVER, LONGEST = "in flight", "most", "over the bound", "longest run ms"
+HOLDING = frozenset({"pending", "running"})  # a run's statuses while it holds the target
 # The operations that make a run, and the one that waits for its end.
 RUN_WAIT = "POST /api/ai/threads/{thread_id}/runs/wait"
 RUN_MAKERS = frozenset(f"POST /api/ai/threads/{{thread_id}}/runs{tail}" for tail in ("", "/stream"))
 RUN_MAKERS |= {RUN_WAIT}
+THREAD_RUNS = re.compile(r"^(?P<runs>.*/threads/[^/]+/runs)")
+RUN_IN = re.compile(rb'"run_id"\s*:\s*"([^"/?#]+)"')  # a run's id in a body or a stream's data
+# GET of a URL with the given headers, outside any test: the answer's status and JSON value.
+Read = Callable[[str, Mapping[str, str]], tuple[int, Any]]
 
 
 @dataclass
@@ -156,80 +144,176 @@ class RunLoad:
 
     counts: SharedCounts
     at_once: int = RUNS_AT_ONCE
+    follow_for: float = 30.0  # seconds a run left running is followed at most (--process-timeout)
+    patience: float = RUN_PLACE_WAIT  # seconds a request waits for a place at most
     wait: float = 0.05  # seconds between two looks at the places
+    stopped: bool = False  # the run is over: its followers stop, their counts are gone
 
-    def take(self, holding: bool) -> int:
-        """A place for a run about to be made (`holding`: the asking test holds one already);
-        answer how many of the suite's runs are in flight with it."""
+    def take(self) -> int:
+        """A place for a run about to be made (see the module); answer how many of the suite's
+        runs are in flight with it."""
 
         def place(counts: dict[str, int]) -> int | None:
-            if counts.get(RUNS, 0) >= self.at_once and not holding and time.monotonic() < until:
+            if counts.get(RUNS, 0) >= self.at_once and time.monotonic() < until:
                 return None
             counts[RUNS] = counts.get(RUNS, 0) + 1
             counts[MOST] = max(counts.get(MOST, 0), counts[RUNS])
+            if counts[RUNS] > self.at_once:
+                counts[OVER] = counts.get(OVER, 0) + 1
             return counts[RUNS]
 
-        until = time.monotonic() + RUN_PLACE_WAIT
+        until = time.monotonic() + self.patience
         while (taken := self.counts.change(place)) is None:
             time.sleep(self.wait)
         return taken
 
-    def give(self) -> None:
-        """A run's place back."""
+    def give(self, held: float | None = None) -> None:
+        """A run's place back; `held`: the seconds a run known to have ended held it."""
+        if self.stopped:
+            return
 
         def back(counts: dict[str, int]) -> None:
             counts[RUNS] = max(0, counts.get(RUNS, 0) - 1)
+            if held is not None:
+                counts[LONGEST] = max(counts.get(LONGEST, 0), round(held * 1000))
 
         self.counts.change(back)
 
     def in_flight(self) -> int:
         return self.counts.get(RUNS)
 
-    def most(self) -> int:
-        """The most runs the suite had in flight at once in this run."""
-        return self.counts.get(MOST)
+    def longest_run(self) -> float:
+        """The longest a run of the suite held its place before it was seen to end, seconds."""
+        return self.counts.get(LONGEST) / 1000
 
     def summary(self) -> dict[str, int]:
-        """For the report: the bound and the most seen."""
-        return {"runs_at_once": self.at_once, "most_runs_in_flight": self.most()}
+        """For the report: the most runs in flight at once, and those that went over the bound."""
+        return {"most": self.counts.get(MOST), "over": self.counts.get(OVER)}
+
+    def end(self) -> dict[str, int]:
+        """The run is over: its followers stop (their counts are gone); the summary."""
+        self.stopped = True
+        return self.summary()
+
+    def follow(self, place: Place, url: str) -> None:
+        """Give `place` back once the run at `url` (or its thread's runs) no longer runs."""
+        threading.Thread(target=self._follow, args=(place, url), daemon=True).start()
+
+    def _follow(self, place: Place, url: str) -> None:
+        until, ended = time.monotonic() + self.follow_for, False
+        while place.read is not None and time.monotonic() < until and not self.stopped:
+            try:  # a new thread: no test's scope, nothing recorded or judged
+                status, value = place.read(url, place.headers)
+            except BaseException:  # no answer: its end cannot be seen
+                break
+            if not still_runs(status, value):
+                ended = 200 <= status < 300 or status == 404
+                break
+            time.sleep(FOLLOW_EVERY)
+        place.give(ended)
 
 
-def makes_run(label: str) -> bool:
-    """Whether a request of operation `label` (METHOD /path template) makes a run."""
-    return label in RUN_MAKERS
+def still_runs(status: int, value: Any) -> bool:
+    """Whether a 2xx answer about a run (or a thread's runs) says one still runs."""
+    listed = value if isinstance(value, list) else [value]
+    return 200 <= status < 300 and any(
+        isinstance(run, dict) and run.get("status") in HOLDING for run in listed
+    )
 
 
 @dataclass
 class Place:
-    """A request's place among the suite's runs in flight (none for one that makes no run)."""
+    """A request's place among the suite's runs in flight (none for one that makes no run): given
+    back once, when its run is known to have ended (see the module)."""
 
     runs: RunLoad | None
+    operation: str = ""
+    url: str = ""  # the request that made the run
+    headers: Mapping[str, str] = field(default_factory=dict)  # its credential, for a follower
+    read: Read | None = None
     with_it: int = 0  # the suite's runs in flight when it was taken, this one included
+    taken: float = field(default_factory=time.monotonic)
+    _given: bool = False
+    _followed: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def ahead(self) -> int:
+        """The suite's runs in flight before this one, at most the bound's others."""
+        return min(max(0, self.with_it - 1), (self.runs.at_once - 1) if self.runs else 0)
+
+    @property
+    def longest_run(self) -> float:
+        return self.runs.longest_run() if self.runs is not None else 0.0
+
+    def give(self, ended: bool = False) -> None:
+        """The place back (once); `ended`: the run was seen to end (its time measured)."""
+        with self._lock:
+            if self.runs is None or self._given:
+                return
+            self._given = True
+        self.runs.give(time.monotonic() - self.taken if ended else None)
+
+    def answered(self, status: int, headers: Mapping[str, str], body: bytes | None) -> None:
+        """A whole answer: no run made (not 2xx), a run ended (a wait's), or one left running."""
+        if not 200 <= status < 300 or self.operation == RUN_WAIT:
+            self.give(ended=200 <= status < 300)
+        else:
+            self.left_running(headers, body)
+
+    def closed(self, by_server: bool, headers: Mapping[str, str], body: bytes | None) -> None:
+        """A stream's end: the run's, where the server closed it; else its run is followed."""
+        if by_server:
+            self.give(ended=True)
+        else:
+            self.left_running(headers, body)
+
+    def left_running(
+        self, headers: Mapping[str, str] | None = None, body: bytes | None = None
+    ) -> None:
+        """Its run may still run (no answer, a stream left, a background run): followed, by its
+        id where the answer names it (Content-Location, a `run_id`), else by its thread's runs."""
+        with self._lock:
+            if self.runs is None or self._given or self._followed:
+                return
+            self._followed = True
+        runs = THREAD_RUNS.match(self.url)
+        if runs is None:  # (not a run's path: nothing to follow)
+            self.give()
+            return
+        where = {k.lower(): v for k, v in (headers or {}).items()}
+        named = re.search(
+            r"/runs/([^/?#]+)", where.get("content-location", where.get("location", ""))
+        )
+        found = named.group(1) if named else None
+        if found is None and body and (match := RUN_IN.search(body[:65536])):
+            found = match.group(1).decode("utf-8", "replace")
+        if found in (None, "stream", "wait"):
+            self.runs.follow(self, f"{runs['runs']}?limit=1000&offset=0")
+        else:
+            self.runs.follow(self, f"{runs['runs']}/{found}")
 
     def delayed(self, fault: AnswerFault, waits_for_run: bool) -> AnswerFault:
-        """A wait for a run's end that ran out of time while other runs of the suite were in
-        flight: the suite's own load may explain it (the fault says so; it is not judged)."""
+        """A wait for a run's end that ran out of its deadline while other runs of the suite were
+        in flight: the suite's own load may explain it (the fault says so; it is not judged)."""
         if not waits_for_run or fault.kind not in (SLOW, SILENT) or self.runs is None:
             return fault
         others = max(self.with_it, self.runs.in_flight()) - 1
         if others > 0:
             fault.loaded = (
-                f"{others} other run(s) of the suite were in flight on the target (at most "
-                f"{self.runs.at_once} at once): its answer waited behind the suite's own load"
+                f"{others} other run(s) of the suite were in flight on the target while it "
+                f"waited (at most {self.runs.at_once} at once; {self.ahead} ahead of it, which "
+                "its deadline covered): its answer waited behind the suite's own load"
             )
         return fault
 
 
-@contextmanager
-def run_place(runs: RunLoad | None, operation: str) -> Iterator[Place]:
-    """A place for the run the request of `operation` makes, if it makes one (see the module)."""
-    if runs is None or not makes_run(operation):
-        yield Place(None)
-        return
-    place = Place(runs, runs.take(holds_place()))
-    kept = operation != RUN_WAIT and hold_place(runs.give)  # a run left running
-    try:
-        yield place
-    finally:
-        if not kept:
-            runs.give()
+def take_place(
+    runs: RunLoad | None, operation: str, url: str, headers: Mapping[str, str], read: Read
+) -> Place:
+    """A place for the run a request of `operation` to `url` makes, if it makes one (waits for
+    it: see the module); `headers` and `read` let a follower read its run's status."""
+    if runs is None or operation not in RUN_MAKERS:
+        return Place(None)
+    credential = {k: v for k, v in headers.items() if k.lower() == "authorization"}
+    return Place(runs, operation, url, credential, read, with_it=runs.take())
