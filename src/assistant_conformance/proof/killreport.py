@@ -4,7 +4,7 @@ killtable.json and the terminal's table (proof/killtable.py runs the cases)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant_conformance.contract.catalogue import load
@@ -44,6 +44,8 @@ class CaseOutcome:
     result: str = ""  # killed / survived / inexact / passed / failed
     level: str = ""  # the certification level the run reached
     peak_mib: float | None = None  # the suite process's peak memory (its report says)
+    differing: dict[str, list[str]] = field(default_factory=dict)  # repeated: verdicts per run
+    report: Path | None = None  # its conformance.json (of one run)
 
     @property
     def ok(self) -> bool:
@@ -54,13 +56,19 @@ def shown_verdicts(verdicts: dict[str, str]) -> str:
     return ", ".join(f"{rid} {v}" for rid, v in sorted(verdicts.items())) or "none"
 
 
+def differed(differing: dict[str, list[str]]) -> str:
+    """The requirements whose verdict differed between repeated runs, each run's verdict."""
+    said = "; ".join(f"{rid} {'/'.join(vs)}" for rid, vs in sorted(differing.items()))
+    return f"; verdicts differed between runs: {said}" if said else ""
+
+
 def rows(outcomes: list[CaseOutcome]) -> list[dict[str, str]]:
     return [
         {
             "case": o.case.name,
             "kind": o.case.kind,
             "expected": shown_verdicts(o.case.wanted()) if o.case.kind == MUTANT else "no finding",
-            "observed": o.problem or shown_verdicts(o.observed),
+            "observed": o.problem or shown_verdicts(o.observed) + differed(o.differing),
             "result": o.result,
             "seconds": f"{o.seconds:.1f}",
             "peak MiB": "-" if o.peak_mib is None else f"{o.peak_mib:.0f}",

@@ -1,7 +1,7 @@
 """The kill-rate table: the suite against every mutant, which it must catch by requirement ID, and
 every conformant variant, which it must pass.
 
-    python -m assistant_conformance.proof.killtable [--jobs N] [--workers] [--report-dir D] [NAME]
+    python -m assistant_conformance.proof.killtable [--jobs N] [--workers] [--repeat N] [NAME]
 
 Each case gets its own reference server (`--mutant NAME` / `--variant NAME`) and its own pytest
 process pointed at it with `--base-url`, several at a time. A mutant is **killed** when the
@@ -10,8 +10,11 @@ warned) and none errs; it **survived** when one of its IDs is not reported, and 
 they are, but with others or with errors. A variant **passed** when the whole suite, run against it
 at a shallower property depth (VARIANT_DEPTH: every test and requirement, fewer generated cases),
 gives no failure, no warning and no error: the reference itself gets none (the README's first
-command shows it, at the default depth). Writes killtable.md and killtable.json to the report
-directory; exits 0 only when every mutant is killed and every variant passed.
+command shows it, at the default depth). With `--repeat N` each variant's suite runs N times
+against its one server, with the suite's default workers (a spread run's timing is what a verdict
+must not depend on), and passes only when every run's verdicts are the same as well
+(report/repeat.py). Writes killtable.md and killtable.json to the report directory; exits 0 only
+when every mutant is killed and every variant passed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import pipe
+from assistant_conformance.report.repeat import Repeats, verdicts_of
 
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
@@ -100,10 +104,11 @@ def plugins_off(args: tuple[str, ...], spread: bool = False) -> list[str]:
 
 
 def run_case(
-    case: Case, workdir: Path, timeout: float = RUN_TIMEOUT, spread: bool = False
+    case: Case, workdir: Path, timeout: float = RUN_TIMEOUT, spread: bool = False, runs: int = 1
 ) -> CaseOutcome:
-    """One server, one suite run against it (`spread`: with the suite's default workers, else in
-    one process); the verdicts read from its conformance.json."""
+    """One server, `runs` suite runs against it one after another (`spread`: with the suite's
+    default workers, else in one process); the verdicts read from their conformance.json, and
+    those that differed between runs."""
     workdir.mkdir(parents=True, exist_ok=True)
     tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
     started = time.monotonic()
@@ -111,20 +116,44 @@ def run_case(
         server = serve.start_server(tokens, workdir / "reference.db", extra_args=case.server_args)
     except embedded.ServerStartError as exc:
         return CaseOutcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
+    outcomes: list[CaseOutcome] = []
+    try:
+        for run in range(1, runs + 1):
+            where = workdir / str(run) if runs > 1 else workdir
+            where.mkdir(parents=True, exist_ok=True)
+            outcomes.append(one_run(case, where, server.base_url, tokens, timeout, spread))
+    finally:
+        server.stop()
+    outcome = outcomes[0]
+    outcome.seconds = time.monotonic() - started
+    for later in outcomes[1:]:  # a finding or a problem of any run is the case's
+        outcome.observed = {**later.observed, **outcome.observed}
+        outcome.problem = outcome.problem or later.problem
+    if runs > 1:
+        repeats = Repeats(
+            server.base_url, [verdicts_of(o.report) if o.report else None for o in outcomes]
+        )
+        outcome.differing = repeats.differing()
+    if case.bound is not None and not outcome.problem:
+        outcome.problem = beyond(case.bound, outcome.seconds, outcome.peak_mib, outcome.exit_status)
+    return outcome
+
+
+def one_run(
+    case: Case, workdir: Path, base_url: str, tokens: list[str], timeout: float, spread: bool
+) -> CaseOutcome:
+    """One suite run of `case` against the server at `base_url`, reporting into `workdir`."""
     report_dir, log_path = workdir / "reports", workdir / "pytest.log"
     args = [
         *case.pytest_args,
         *plugins_off(case.pytest_args, spread),
         "-q",
-        f"--base-url={server.base_url}",
+        f"--base-url={base_url}",
         f"--token={tokens[0]}",
         f"--alt-token={tokens[1]}",
         f"--report-dir={report_dir}",
     ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
-    try:
-        status = run_pytest(args, log_path, timeout, DEFAULT_WORKERS if spread else ONE_PROCESS)
-    finally:
-        server.stop()
+    status = run_pytest(args, log_path, timeout, DEFAULT_WORKERS if spread else ONE_PROCESS)
     problem = "" if status is not None else f"the suite run did not end within {timeout:g} s"
     log_tail = log_path.read_text(errors="replace")[-4000:]
     report = report_dir / "conformance.json"
@@ -137,11 +166,8 @@ def run_case(
         peak = document.get("peak_memory_mib")
     elif not problem:
         problem = f"no conformance.json (pytest exit {status})"
-    seconds = time.monotonic() - started
-    if case.bound is not None and not problem:
-        problem = beyond(case.bound, seconds, peak, status)
     return CaseOutcome(
-        case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak
+        case, observed, 0.0, status, problem, log_tail, level=level, peak_mib=peak, report=report
     )
 
 
@@ -174,9 +200,11 @@ def judge_outcomes(outcomes: list[CaseOutcome]) -> None:
                 v == "warn" and catalogue[r].level == "SHOULD" for r, v in seen.items()
             )
             good = not outcome.problem and only_should and outcome.level == "full"
+            good = good and not outcome.differing
             outcome.result = "passed" if good else "failed"
             continue
-        outcome.result = "failed" if outcome.problem or seen else "passed"
+        bad = outcome.problem or seen or outcome.differing
+        outcome.result = "failed" if bad else "passed"
 
 
 def rank(case: Case) -> int:
@@ -193,13 +221,19 @@ def run_cases(
     jobs: int,
     timeout: float = RUN_TIMEOUT,
     spread: bool = False,
+    repeat: int = 1,
 ) -> list[CaseOutcome]:
-    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged."""
+    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged. A
+    variant runs `repeat` times against its server, spread over the default workers when
+    repeated (see the module)."""
     order = sorted(selected, key=rank)
+
+    def run(case: Case) -> CaseOutcome:
+        runs = repeat if case.kind == VARIANT else 1
+        return run_case(case, workdir / case.name, timeout, spread or runs > 1, runs)
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {
-            c.name: pool.submit(run_case, c, workdir / c.name, timeout, spread) for c in order
-        }
+        futures = {c.name: pool.submit(run, c) for c in order}
         outcomes = [futures[c.name].result() for c in selected]
     judge_outcomes(outcomes)
     return outcomes
@@ -224,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", action="store_true", help="each case with the suite's default workers"
     )
     parser.add_argument(
+        "--repeat", type=int, default=1, help="each variant's runs against its server (spread)"
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="keep each case's server, log and reports here (default: none)"
     )
     args = parser.parse_args(argv)
@@ -239,10 +276,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
     if args.workdir:
-        outcomes = run_cases(selected, args.workdir, args.jobs, args.timeout, args.workers)
+        outcomes = run_cases(
+            selected, args.workdir, args.jobs, args.timeout, args.workers, args.repeat
+        )
     else:
         with tempfile.TemporaryDirectory(prefix="killtable-") as workdir:
-            outcomes = run_cases(selected, Path(workdir), args.jobs, args.timeout, args.workers)
+            outcomes = run_cases(
+                selected, Path(workdir), args.jobs, args.timeout, args.workers, args.repeat
+            )
     wall = time.monotonic() - started
     write_killtable(outcomes, args.report_dir, wall, args.jobs)
     print(table_text(outcomes))
