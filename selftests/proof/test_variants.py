@@ -3,16 +3,21 @@
 Each variant of assistant_conformance.proof.variants changes the reference only where the contract
 leaves room (extra fields, SSE spelling, opaque event ids, latency, gzip, identifier format). The
 whole suite runs against each on its own server, several at once, in the same pool as the mutants
-(killtable_batch.py, as `python -m assistant_conformance.proof.killtable` does): a variant must get
-no failure, no warning and no error, as the reference gets none, but a warning on a SHOULD it names
-as its own (`warns`: a 5xx for references to nothing, a deleted knowledge base's empty status).
+(killtable_batch.py, as `python -m assistant_conformance.proof.killtable --repeat 2` does): a
+variant must get no failure, no warning and no error, as the reference gets none, but a warning on
+a SHOULD it names as its own (`warns`: a 5xx for references to nothing, a deleted knowledge base's
+empty status), in each of two runs with the default workers, and the same verdict for every
+requirement in both.
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from killtable_batch import outcomes
 
+from assistant_conformance.proof import killreport, killtable
 from assistant_conformance.proof.variants import VARIANTS, SseDialect, opaque_ids, own_ids
 from assistant_conformance.suite.http import sse
 
@@ -37,10 +42,26 @@ def test_opaque_identifiers_map_both_ways() -> None:
     assert own_ids(f"/api/ai/threads/{answer['thread_id']}".encode()).decode().endswith(uuid)
 
 
+def test_a_variant_whose_verdicts_differ_between_its_runs_fails() -> None:
+    [case] = killtable.cases(["extra-fields"])
+    steady = killreport.CaseOutcome(case, {}, 1.0, 0)
+    flipping = killreport.CaseOutcome(case, {}, 1.0, 0, differing={"AUTH-401": ["pass", "skip"]})
+    killtable.judge_outcomes([steady, flipping])
+    assert (steady.result, flipping.result) == ("passed", "failed")
+    said = killreport.rows([flipping])[0]["observed"]
+    assert said == "none; verdicts differed between runs: AUTH-401 pass/skip"
+
+
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variant_passes_the_whole_suite(name: str) -> None:
+    """In each of its runs (killtable_batch.VARIANT_RUNS, with the default workers), with the
+    same verdicts every time and the suite's runs in flight within their bound."""
     outcome = outcomes()[name]
     assert not outcome.problem, f"{outcome.problem}\n{outcome.log}"
+    assert outcome.differing == {}, outcome.log
+    assert outcome.report is not None
+    transport = json.loads(outcome.report.read_text(encoding="utf-8"))["transport"]
+    assert transport["most_runs_in_flight"] <= transport["runs_at_once"], transport
     if outcome.case.lenient:  # validates nothing: SHOULD warnings only, and `full`
         assert outcome.result == "passed", f"{outcome.observed} {outcome.level}\n{outcome.log}"
         assert outcome.observed, "a variant that validates nothing gets the rejection warnings"

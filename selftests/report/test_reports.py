@@ -16,7 +16,7 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
-from assistant_conformance.report import model, verdicts
+from assistant_conformance.report import document, model, verdicts
 from assistant_conformance.report.document import report_schema
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.run import capabilities
@@ -261,3 +261,13 @@ def test_a_broken_test_is_a_harness_error_not_a_violation() -> None:
     assert run.requirements["THR-STATUS"].verdict == "error"
     assert run.gate.exit_status == 3
     assert run.gate.problems == ["THR-STATUS: t::x: call: KeyError: 'id'"]
+
+
+def test_the_header_says_the_bound_of_runs_in_flight_and_any_run_over_it() -> None:
+    way = {"tls": "verified", "headers": [], "rate_limit": None,
+           "throttled": {"requests": 0, "seconds": 0}, "runs_at_once": 2}  # fmt: skip
+    within = document.transport_line({"transport": {**way, "most_runs_in_flight": 2}})
+    assert within == "transport: runs in flight at most 2 at once across workers (most 2)"
+    over = {**way, "most_runs_in_flight": 3, "runs_over_bound": 1}
+    line = document.transport_line({"transport": over, "workers": 2}) or ""
+    assert "(most 3; 1 started over it after waiting their longest for a place)" in line

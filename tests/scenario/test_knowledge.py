@@ -14,6 +14,7 @@ import pytest
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows import (
     SHAPE,
+    Waits,
     is_client_error,
     is_success,
     json_of,
@@ -52,6 +53,7 @@ def test_processed_documents_reach_a_terminal_status(
     suite_settings: SuiteSettings,
     bodies: knowledge.Bodies,
     prefix: str,
+    waits: Waits,
 ) -> None:
     status_req, timeout = knowledge.STATUS_REQ[prefix], suite_settings.process_timeout
     kb_id = knowledge.create_kb(api, ledger, prefix, bodies, "process")
@@ -61,7 +63,7 @@ def test_processed_documents_reach_a_terminal_status(
     chosen, left_out = doc_ids[:2], doc_ids[2]
     knowledge.process(api, prefix, kb_id, chosen, status_req)
 
-    response, _, _ = knowledge.poll_until_terminal(api, prefix, kb_id, chosen, timeout)
+    response, _, _ = knowledge.poll_until_terminal(api, prefix, kb_id, chosen, timeout, waits)
     findings.expect_status(status_req, response, 200)
     findings.judge(
         "KB-PROCESS-COMPLETES",

@@ -14,7 +14,14 @@ import httpx
 import pytest
 
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.flows import SHAPE, is_success, items_of, json_of, knowledge
+from assistant_conformance.suite.flows import (
+    SHAPE,
+    Waits,
+    is_success,
+    items_of,
+    json_of,
+    knowledge,
+)
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
@@ -58,6 +65,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
     suite_settings: SuiteSettings,
     bodies: knowledge.Bodies,
     home: str,
+    waits: Waits,
 ) -> None:
     away, run = knowledge.other(home), ledger.run_prefix
     kb_id, written = knowledge.created_kb(api, ledger, home, bodies, "shared")
@@ -75,7 +83,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
     use(api, away, "POST", f"{base}/process", 201, json=doc_ids)
 
     timeout = suite_settings.process_timeout
-    polled, statuses, _ = knowledge.poll_until_terminal(api, away, kb_id, doc_ids, timeout)
+    polled, statuses, _ = knowledge.poll_until_terminal(api, away, kb_id, doc_ids, timeout, waits)
     findings.expect(
         SHARED,
         statuses is not None and set(doc_ids) <= set(statuses),

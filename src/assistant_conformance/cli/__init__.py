@@ -1,6 +1,7 @@
 """The `assistant-conformance` command (also `python -m assistant_conformance`):
 
     assistant-conformance run [suite options] [-- pytest args]   the suite, from any directory
+    assistant-conformance run --repeat N [...]                    N runs, the verdicts compared
     assistant-conformance matrix FILE [...]                       the suite against several targets
     assistant-conformance replay REPORT_DIR [FINDING-ID ...]      reproduce findings of a report
     assistant-conformance merge DIR... [--report-dir OUT]         one run's reports from its shards
@@ -55,7 +56,7 @@ def _verb(args: list[str], prog: str) -> int:
     if verb == "run":
         from assistant_conformance.cli import run
 
-        run.main(rest, prog=f"{prog} run")  # becomes pytest: it does not return
+        return run.main(rest, prog=f"{prog} run")  # becomes pytest (but --repeat: returns)
     if verb == "replay":
         from assistant_conformance.cli import replay
 

@@ -1,6 +1,7 @@
-"""`assistant-conformance run [suite options] [-- pytest args]`: the suite from the installed
-package, from any working directory, with the same options, environment variables and exit
-statuses as `pytest` in a checkout; the reports go to ./reports unless --report-dir.
+"""`assistant-conformance run [--repeat N] [suite options] [-- pytest args]`: the suite from the
+installed package, from any working directory, with the same options, environment variables and
+exit statuses as `pytest` in a checkout; the reports go to ./reports unless --report-dir.
+`--repeat N` runs it N times against one target and compares the verdicts (cli/repeat.py).
 
 The suite's own options are checked here (an unknown one: the usage line, exit 4) and handed to
 pytest with the suite's checks (`assistant_conformance.tests`) and settings (suite/pytest.ini),
@@ -13,6 +14,7 @@ process becomes it), as in a checkout: nothing is imported before pytest loads i
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -38,7 +40,33 @@ def parser(prog: str) -> Parser:
             parser.add_argument(opt.flag, action="append", default=None, help=help_text)
         else:
             parser.add_argument(opt.flag, default=None, help=help_text, metavar=opt.dest.upper())
+    parser.add_argument(
+        "--repeat",
+        type=_times,
+        metavar="N",
+        help="run the suite N times against one target and list every requirement whose "
+        "verdict differed (exit 6 when one did; see docs/reports.md)",
+    )
     return parser
+
+
+def _times(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of runs (1 or more)")
+    return int(value)
+
+
+def without_repeat(argv: list[str]) -> list[str]:
+    """The command's words without `--repeat N` (before any `--`)."""
+    split = argv.index("--") if "--" in argv else len(argv)
+    out: list[str] = []
+    words = iter(argv[:split])
+    for word in words:
+        if word == "--repeat":
+            next(words, None)
+        elif not word.startswith("--repeat="):
+            out.append(word)
+    return [*out, *argv[split:]]
 
 
 def suite_flags(given: dict[str, object]) -> list[str]:
@@ -86,9 +114,7 @@ def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> lis
     split = argv.index("--") if "--" in argv else len(argv)
     given = vars(parser(prog).parse_args(argv[:split]))
     extra, named = rebased_args(argv[split + 1 :])
-    report_dir = Path(
-        str(given.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports")
-    ).resolve()
+    report_dir = report_dir_of(given)
     return [
         *([] if named else [str(files.tests_dir())]),
         "-c", str(files.pytest_ini()),
@@ -99,7 +125,21 @@ def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> lis
     ]  # fmt: skip
 
 
-def main(argv: list[str], prog: str = "assistant-conformance run") -> None:
+def report_dir_of(given: dict[str, object]) -> Path:
+    """Where the run's reports go: --report-dir, else ASSISTANT_API_REPORT_DIR, else ./reports."""
+    named = given.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports"
+    return Path(str(named)).resolve()
+
+
+def main(argv: list[str], prog: str = "assistant-conformance run") -> int:
+    """The run (this process becomes pytest); with --repeat, N runs compared (their status)."""
+    split = argv.index("--") if "--" in argv else len(argv)
+    given = vars(parser(prog).parse_args(argv[:split]))
+    if given.get("repeat"):
+        from assistant_conformance.cli import repeat
+
+        times = int(str(given["repeat"]))
+        return repeat.main(without_repeat(argv), times, report_dir_of(given), prog)
     args = pytest_args(argv, prog)
     hypothesis_home = str(files.user_cache() / "hypothesis")
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", hypothesis_home)

@@ -47,6 +47,8 @@ class CaseOutcome:
     level: str = ""  # the certification level the run reached
     peak_mib: float | None = None  # the suite process's peak memory (its report says)
     kept: dict[str, str] = field(default_factory=dict)  # the case's kept IDs -> their verdicts
+    differing: dict[str, list[str]] = field(default_factory=dict)  # repeated: verdicts per run
+    report: Path | None = None  # its conformance.json (of one run)
 
     @property
     def ok(self) -> bool:
@@ -68,13 +70,20 @@ def expected_text(case: Case) -> str:
     return "no finding"
 
 
+def differed(differing: dict[str, list[str]]) -> str:
+    """The requirements whose verdict differed between repeated runs, each run's verdict."""
+    said = "; ".join(f"{rid} {'/'.join(vs)}" for rid, vs in sorted(differing.items()))
+    return f"; verdicts differed between runs: {said}" if said else ""
+
+
 def rows(outcomes: list[CaseOutcome]) -> list[dict[str, str]]:
     return [
         {
             "case": o.case.name,
             "kind": o.case.kind,
             "expected": expected_text(o.case),
-            "observed": o.problem or shown_verdicts({**o.observed, **o.kept}),
+            "observed": o.problem
+            or shown_verdicts({**o.observed, **o.kept}) + differed(o.differing),
             "result": o.result,
             "seconds": f"{o.seconds:.1f}",
             "peak MiB": "-" if o.peak_mib is None else f"{o.peak_mib:.0f}",

@@ -1,7 +1,7 @@
 """The kill-rate table: the suite against every mutant, which it must catch by requirement ID, and
 every conformant variant, which it must pass.
 
-    python -m assistant_conformance.proof.killtable [--jobs N] [--report-dir DIR] [NAME ...]
+    python -m assistant_conformance.proof.killtable [--jobs N] [--workers] [--repeat N] [NAME]
 
 Each case gets its own reference server (`--mutant NAME` / `--variant NAME`) and its own pytest
 process pointed at it with `--base-url`, several at a time. A mutant is **killed** when the
@@ -11,8 +11,11 @@ they are, but with others, with errors, or with a requirement it keeps (`kept`) 
 variant **passed** when the whole suite, run against it at a shallower property depth
 (VARIANT_DEPTH: every test and requirement, fewer generated cases), gives no failure, no error and
 no warning but on the SHOULDs it names (`warns`): the reference itself gets none (the README's
-first command shows it, at the default depth). Writes killtable.md and killtable.json to the report
-directory; exits 0 only when every mutant is killed and every variant passed.
+first command shows it, at the default depth). With `--repeat N` each variant's suite runs N times
+against its one server, with the suite's default workers (a spread run's timing is what a verdict
+must not depend on), and passes only when every run's verdicts are the same as well
+(report/repeat.py). Writes killtable.md and killtable.json to the report directory; exits 0 only
+when every mutant is killed and every variant passed.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import pipe
 from assistant_conformance.report.model import PASS
+from assistant_conformance.report.repeat import Repeats, verdicts_of
 
 BAD = ("fail", "warn", "error")
 WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
@@ -53,7 +57,10 @@ WHOLE_SUITE: tuple[str, ...] = ()  # no selection: testpaths, i.e. every test
 VARIANT_DEPTH = ("--examples=3",)
 RUN_TIMEOUT = 900.0  # seconds for one case (server start, suite run, report)
 # A case is a few tests, its jobs run side by side already: workers would only cost start-ups.
+# `--workers` runs each case as a user would, the suite choosing its workers (a timing-robustness
+# check of every verdict: a spread run must catch each mutant by the same requirements).
 ONE_PROCESS = {"ASSISTANT_API_CONCURRENCY": "1"}
+DEFAULT_WORKERS = {"ASSISTANT_API_CONCURRENCY": ""}  # unset: the suite's default
 
 
 def first_paragraph(cls: type) -> str:
@@ -87,12 +94,12 @@ def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -
     return [c for c in every if c.kind in kinds and (not wanted or c.name in wanted)]
 
 
-def plugins_off(args: tuple[str, ...]) -> list[str]:
+def plugins_off(args: tuple[str, ...], spread: bool = False) -> list[str]:
     """Plugins a run does without (each costs start-up time, and only conformance.json is read):
     langsmith's, allure's, anyio's and platformdirs' always, xdist's unless the run uses it, and
     schemathesis' and hypothesis' when the selection leaves out the property layer."""
     off = ["langsmith_plugin", "allure_pytest", "anyio", "platformdirs"]
-    off += [] if "-n" in args else ["xdist", "xdist.looponfail"]
+    off += [] if "-n" in args or spread else ["xdist", "xdist.looponfail"]
     paths = [a for a in args if a == "tests" or a.startswith("tests/")]
     ignored = {a.removeprefix("--ignore=") for a in args if a.startswith("--ignore=")}
     layer = any(p == "tests" or p.startswith("tests/property") for p in paths)
@@ -101,8 +108,12 @@ def plugins_off(args: tuple[str, ...]) -> list[str]:
     return [arg for name in off for arg in ("-p", f"no:{name}")]
 
 
-def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOutcome:
-    """One server, one suite run against it; the verdicts read from its conformance.json."""
+def run_case(
+    case: Case, workdir: Path, timeout: float = RUN_TIMEOUT, spread: bool = False, runs: int = 1
+) -> CaseOutcome:
+    """One server, `runs` suite runs against it one after another (`spread`: with the suite's
+    default workers, else in one process); the verdicts read from their conformance.json, and
+    those that differed between runs."""
     workdir.mkdir(parents=True, exist_ok=True)
     tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
     started = time.monotonic()
@@ -110,20 +121,45 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
         server = serve.start_server(tokens, workdir / "reference.db", extra_args=case.server_args)
     except embedded.ServerStartError as exc:
         return CaseOutcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
+    outcomes: list[CaseOutcome] = []
+    try:
+        for run in range(1, runs + 1):
+            where = workdir / str(run) if runs > 1 else workdir
+            where.mkdir(parents=True, exist_ok=True)
+            outcomes.append(one_run(case, where, server.base_url, tokens, timeout, spread))
+    finally:
+        server.stop()
+    outcome = outcomes[0]
+    outcome.seconds = time.monotonic() - started
+    for later in outcomes[1:]:  # a finding or a problem of any run is the case's
+        outcome.observed = {**later.observed, **outcome.observed}
+        outcome.problem = outcome.problem or later.problem
+        outcome.kept.update({rid: v for rid, v in later.kept.items() if v != PASS})
+    if runs > 1:
+        repeats = Repeats(
+            server.base_url, [verdicts_of(o.report) if o.report else None for o in outcomes]
+        )
+        outcome.differing = repeats.differing()
+    if case.bound is not None and not outcome.problem:
+        outcome.problem = beyond(case.bound, outcome.seconds, outcome.peak_mib, outcome.exit_status)
+    return outcome
+
+
+def one_run(
+    case: Case, workdir: Path, base_url: str, tokens: list[str], timeout: float, spread: bool
+) -> CaseOutcome:
+    """One suite run of `case` against the server at `base_url`, reporting into `workdir`."""
     report_dir, log_path = workdir / "reports", workdir / "pytest.log"
     args = [
         *case.pytest_args,
-        *plugins_off(case.pytest_args),
+        *plugins_off(case.pytest_args, spread),
         "-q",
-        f"--base-url={server.base_url}",
+        f"--base-url={base_url}",
         f"--token={tokens[0]}",
         f"--alt-token={tokens[1]}",
         f"--report-dir={report_dir}",
     ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
-    try:
-        status = run_pytest(args, log_path, timeout, ONE_PROCESS)
-    finally:
-        server.stop()
+    status = run_pytest(args, log_path, timeout, DEFAULT_WORKERS if spread else ONE_PROCESS)
     problem = "" if status is not None else f"the suite run did not end within {timeout:g} s"
     log_tail = log_path.read_text(errors="replace")[-4000:]
     report = report_dir / "conformance.json"
@@ -139,11 +175,17 @@ def run_case(case: Case, workdir: Path, timeout: float = RUN_TIMEOUT) -> CaseOut
         peak = document.get("peak_memory_mib")
     elif not problem:
         problem = f"no conformance.json (pytest exit {status})"
-    seconds = time.monotonic() - started
-    if case.bound is not None and not problem:
-        problem = beyond(case.bound, seconds, peak, status)
     return CaseOutcome(
-        case, observed, seconds, status, problem, log_tail, level=level, peak_mib=peak, kept=kept
+        case,
+        observed,
+        0.0,
+        status,
+        problem,
+        log_tail,
+        level=level,
+        peak_mib=peak,
+        kept=kept,
+        report=report,
     )
 
 
@@ -177,11 +219,13 @@ def judge_outcomes(outcomes: list[CaseOutcome]) -> None:
                 v == "warn" and catalogue[r].level == "SHOULD" for r, v in seen.items()
             )
             good = not outcome.problem and only_should and outcome.level == "full"
+            good = good and not outcome.differing
             outcome.result = "passed" if good else "failed"
             continue
         allowed = {rid: "warn" for rid in outcome.case.warns}  # the SHOULDs it breaks, if any
         own = all(allowed.get(rid) == v for rid, v in seen.items())
-        outcome.result = "passed" if not outcome.problem and own else "failed"
+        bad = outcome.problem or not own or outcome.differing
+        outcome.result = "failed" if bad else "passed"
 
 
 def rank(case: Case) -> int:
@@ -193,12 +237,24 @@ def rank(case: Case) -> int:
 
 
 def run_cases(
-    selected: list[Case], workdir: Path, jobs: int, timeout: float = RUN_TIMEOUT
+    selected: list[Case],
+    workdir: Path,
+    jobs: int,
+    timeout: float = RUN_TIMEOUT,
+    spread: bool = False,
+    repeat: int = 1,
 ) -> list[CaseOutcome]:
-    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged."""
+    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged. A
+    variant runs `repeat` times against its server, spread over the default workers when
+    repeated (see the module)."""
     order = sorted(selected, key=rank)
+
+    def run(case: Case) -> CaseOutcome:
+        runs = repeat if case.kind == VARIANT else 1
+        return run_case(case, workdir / case.name, timeout, spread or runs > 1, runs)
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {c.name: pool.submit(run_case, c, workdir / c.name, timeout) for c in order}
+        futures = {c.name: pool.submit(run, c) for c in order}
         outcomes = [futures[c.name].result() for c in selected]
     judge_outcomes(outcomes)
     return outcomes
@@ -220,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per case")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument(
+        "--workers", action="store_true", help="each case with the suite's default workers"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="each variant's runs against its server (spread)"
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="keep each case's server, log and reports here (default: none)"
     )
     args = parser.parse_args(argv)
@@ -234,10 +296,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
     if args.workdir:
-        outcomes = run_cases(selected, args.workdir, args.jobs, args.timeout)
+        outcomes = run_cases(
+            selected, args.workdir, args.jobs, args.timeout, args.workers, args.repeat
+        )
     else:
         with tempfile.TemporaryDirectory(prefix="killtable-") as workdir:
-            outcomes = run_cases(selected, Path(workdir), args.jobs, args.timeout)
+            outcomes = run_cases(
+                selected, Path(workdir), args.jobs, args.timeout, args.workers, args.repeat
+            )
     wall = time.monotonic() - started
     write_killtable(outcomes, args.report_dir, wall, args.jobs)
     print(table_text(outcomes))

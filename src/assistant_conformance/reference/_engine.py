@@ -34,6 +34,8 @@ class RunEngine:
     def __init__(self, ctx: Context) -> None:
         self.db = ctx.db
         self.delay = ctx.settings.token_delay_ms / 1000
+        slots, self.start_cost = ctx.settings.run_slots, ctx.settings.run_start_s
+        self.slots = asyncio.Semaphore(slots) if slots else contextlib.nullcontext()
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.tokens: dict[str, int] = {}
         self.bells: dict[str, asyncio.Event] = {}
@@ -87,7 +89,7 @@ class RunEngine:
         run_id = run["run_id"]
         lock = self.thread_locks.setdefault(run["thread_id"], asyncio.Lock())
         try:
-            async with lock:  # runs of one thread execute one after another
+            async with lock, self.slots:  # runs of one thread one after another, on a worker
                 await self._execute(run_id, AGENTS[run["_graph_id"]])
         except asyncio.CancelledError:
             if self.stopping:
@@ -104,6 +106,8 @@ class RunEngine:
             return
         save_run(self.db, run, status="running")
         save_thread(self.db, thread, status="busy")
+        if self.start_cost:
+            await asyncio.sleep(self.start_cost)
         sent = RunStream(run["kwargs"]["stream_mode"])
         final = thread["values"]
         self.tokens[run_id] = 0

@@ -21,6 +21,10 @@ class Settings:
     token_delay_ms: int = 20
     max_body_bytes: int = 5 * 1024 * 1024
     body_timeout_s: float = 30.0  # a request body not complete by then: 408
+    # The run workers: runs executing at once (None: each run at once), and what starting one
+    # costs a worker (a queue-backed server's model load) before its first event.
+    run_slots: int | None = None
+    run_start_s: float = 0.0
 
 
 @dataclass

@@ -117,8 +117,9 @@ def absent_line(doc: dict[str, Any]) -> str | None:
 
 
 def transport_line(doc: dict[str, Any]) -> str | None:
-    """One line on how the target was reached, when it was not plainly: TLS not verified or
-    checked against a CA bundle, extra headers, a rate limit, throttled requests waited out."""
+    """One line on how the target was reached: TLS not verified or checked against a CA bundle,
+    extra headers, a rate limit, throttled requests waited out, the bound of the suite's runs in
+    flight."""
     way = doc.get("transport")
     if not way:
         return None
@@ -137,6 +138,10 @@ def transport_line(doc: dict[str, Any]) -> str | None:
         )
     if resent := way.get("resent_after_close"):
         parts.append(f"{resent} requests sent again after the connection closed before an answer")
+    if bound := way.get("runs_at_once"):
+        most, over = way.get("most_runs_in_flight", 0), way.get("runs_over_bound", 0)
+        went = f"; {over} started over it after waiting their longest for a place" if over else ""
+        parts.append(f"runs in flight at most {bound} at once across workers (most {most}{went})")
     return "transport: " + "; ".join(parts) if parts else None
 
 

@@ -13,6 +13,8 @@ import pytest
 import requests
 
 from assistant_conformance.suite.config.settings import SuiteSettings
+from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.flows import Waits
 from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
 from assistant_conformance.suite.flows.control import resolve_agent
 from assistant_conformance.suite.http import clients
@@ -23,6 +25,8 @@ from assistant_conformance.suite.run.state import run_state
 from assistant_conformance.suite.safety import guard
 from assistant_conformance.suite.safety.ledger import ALT, ANONYMOUS, MAIN, Ledger
 from assistant_conformance.suite.safety.session import SafetySession
+
+WAITS_FILE = "waits.json"  # the polls that waited out their bound (config/shared.py)
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +39,13 @@ def policy(pytestconfig: pytest.Config) -> Policy:
     """The run's transport policy (suite/http/policy.py): every client of the target is made from
     it by suite/http/clients.py, so every answer is read through the door's bounds."""
     return run_state(pytestconfig).policy
+
+
+@pytest.fixture(scope="session")
+def waits(pytestconfig: pytest.Config) -> Waits:
+    """The polls that waited their whole bound in this run, every process's (flows.Waits)."""
+    shared = run_state(pytestconfig).shared
+    return Waits(SharedCounts(shared / WAITS_FILE if shared else None))
 
 
 @pytest.fixture(scope="session")

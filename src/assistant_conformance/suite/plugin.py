@@ -188,8 +188,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         try:
             return (yield)
         except AnswerFault as fault:  # the target's fault, not the suite's: a finding
-            charged = door_charges.charge_fault(fault)
-            raise findings.Blocked(f"not judged: {fault.what} (charged to {charged})") from None
+            raise findings.Blocked(door_charges.charge_fault(fault)) from None
         finally:
             try:
                 record.finish()  # judgements held until the test's end (the property layer's)
@@ -265,6 +264,7 @@ def pytest_collection(session: pytest.Session) -> bool | None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = run_state(config)
+    state.add("load", state.policy.runs.end())  # runs in flight at once (http/running.py)
     if not state.worker:  # the workers are done: the counts they shared go
         discard(state.shared)
     if state.sweep is not None:

@@ -33,6 +33,7 @@ from assistant_conformance.proof.variants.neighbours import (
 from assistant_conformance.proof.variants.queued import (
     CancelSettlesLate,
     IdlessOpeningFrame,
+    SlowWaitUnderLoad,
     StatusLagsStreamEnd,
 )
 from assistant_conformance.proof.variants.references import KbNameRequired, KbReferencesChecked
@@ -73,6 +74,7 @@ VARIANTS: dict[str, type[Variant] | type[EventFrames]] = {
     "busy-neighbour": BusyNeighbour,
     "cancel-settles-late": CancelSettlesLate,
     "chatkit-free": ChatkitFree,
+    "slow-wait-under-load": SlowWaitUnderLoad,
 }
 
 

@@ -1,5 +1,6 @@
 """Variants that behave as queue-backed servers do: a run's status stored a moment after
-its stream's end, and a connection-scoped opening frame without an id on every stream."""
+its stream's end, a connection-scoped opening frame without an id on every stream, a cancel that
+shows a moment late, and one run worker that takes its time."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from assistant_conformance.proof.variants._base import JsonRewrite, Variant, asg
 RUN_READS = re.compile(rf"{RUN}|{THREAD}/runs")
 LAG = 0.2  # seconds the stored status trails the stream's end
 LAGGING_EVERY = 3  # the first run whose stream ends lags, then every third
+RUN_WORKERS, START_COST = 1, 1.0  # slow-wait-under-load: runs executing at once; seconds each
 
 
 def streaming(scope: Scope) -> bool:
@@ -146,3 +148,15 @@ class CancelSettlesLate(JsonRewrite):
             return body
         shows = self.settles.get(str(body.get("run_id")), 0.0)
         return {**body, "status": "success"} if time.monotonic() < shows else body
+
+
+class SlowWaitUnderLoad(Variant):
+    """A queue-backed server with one run worker, each run costing it START_COST seconds before
+    its first event (a model loaded): runs wait `pending` in one queue, so a `runs/wait` sent
+    while other runs are queued answers when they and it have run, however long that takes. The
+    document states no time a run takes, and a server's run workers are few."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        super().__init__(app)
+        settings = app.state.context.settings  # type: ignore[attr-defined]
+        settings.run_slots, settings.run_start_s = RUN_WORKERS, START_COST

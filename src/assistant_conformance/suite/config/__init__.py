@@ -2,7 +2,7 @@
 
 - options.py: every option (command line, environment variable, ini key) and its default;
 - settings.py: the options read into SuiteSettings and checked (one line per bad value);
-- argv.py: a path option written with a space, run again attached;
+- argv.py: any plugin's option whose value is written with a space, attached for the workers;
 - shards.py: `--shard I/N`, the tests' share by the durations that ship with the suite
   (durations.json);
 - shared.py: counts the processes of one run share while it runs (a file under a lock).

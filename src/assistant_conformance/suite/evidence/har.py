@@ -88,10 +88,12 @@ def write_hars(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
         window = record.exchanges[traced.start : traced.end]
         if not window:
             continue
-        before = places.needed(window, origins)
-        entries, kept_at = thinned(before + window)
-        shift = len(before) - traced.start
-        check = checks.rebased(traced.check, lambda i, s=shift, at=kept_at: at(i + s))  # type: ignore[misc]
+        # A polling loop thinned first: its polls ask the same, and where values came from is
+        # sought for each request kept (a loop of 300 polls cost seconds for each poll).
+        polled, polled_at = thinned(window)
+        before = places.needed(polled, origins)
+        entries, kept_at = thinned(before + polled)
+        check = checks.rebased(traced.check, _placed(traced.start, len(before), polled_at, kept_at))
         base = finding_id(traced, entries, check, run.seed, record.nodeid)
         alike[base] += 1
         finding = traced.finding
@@ -101,6 +103,14 @@ def write_hars(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
         (run.report_dir / FOLDER).mkdir(parents=True, exist_ok=True)
         text = redact.text(json.dumps(har, indent=1, ensure_ascii=False))
         (run.report_dir / finding.har).write_text(text + "\n", encoding="utf-8")
+
+
+def _placed(
+    start: int, before: int, polled_at: Callable[[int], int], kept_at: Callable[[int], int]
+) -> Callable[[int], int]:
+    """Where an exchange of the test (its index) is among a finding's entries: past its window's
+    start, thinned, after the `before` entries it needed, thinned again."""
+    return lambda index: kept_at(before + polled_at(index - start))
 
 
 def thinned(entries: list[Entry]) -> tuple[list[Entry], Callable[[int], int]]:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from assistant_conformance.contract.openapi import Operation
+from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.charges import SHAPE
@@ -89,20 +91,52 @@ def is_client_error(response: httpx.Response) -> bool:
     return 400 <= response.status_code < 500
 
 
+@dataclass
+class Waits:
+    """The polling loops that waited their whole bound in this run, by what they waited for (a
+    check's kind), shared by every process of the run (config/shared.py): a loop of a kind that
+    waited out its bound once reads once and, where the check does not hold, is not judged with
+    that reason, instead of waiting the bound again in every test that needs it."""
+
+    counts: SharedCounts
+
+    def spent(self, kind: str) -> bool:
+        return self.counts.get(kind) > 0
+
+    def waited_out(self, kind: str) -> None:
+        self.counts.add(kind)
+
+
 def poll(
-    read: Callable[[], httpx.Response], until: checks.Check, timeout: float
+    read: Callable[[], httpx.Response],
+    until: checks.Check,
+    timeout: float,
+    waits: Waits | None = None,
 ) -> tuple[httpx.Response, bool]:
     """Read until the check `until` (without its entry) holds on the answer or `timeout` seconds
-    pass; answer the last read and whether it held. A replay polls by the same words."""
-    deadline = time.monotonic() + timeout
+    pass; answer the last read and whether it held. A replay polls by the same words. With
+    `waits`: where a loop of this kind waited its whole bound before in the run, one read, and
+    not judged (findings.Blocked) where it does not hold."""
+    kind = str(until["kind"])
+    waited_before = waits is not None and waits.spent(kind)
+    deadline = time.monotonic() + (0 if waited_before else timeout)
     with running.polling(until, timeout):
         while True:
             response = read()
             if checks.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
                 return response, True
             if time.monotonic() >= deadline:
-                return response, False
+                break
             time.sleep(POLL_INTERVAL)
+    if waits is None:
+        return response, False
+    if waited_before:
+        raise findings.Blocked(
+            f"not judged: {kind} did not hold within its bound ({timeout:g} s) when polled "
+            "earlier in this run, and does not now (waited once, not again)"
+        )
+    waits.waited_out(kind)
+    return response, False
 
 
 def settled(

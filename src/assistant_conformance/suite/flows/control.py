@@ -53,7 +53,7 @@ from assistant_conformance.suite.flows.runs import (
     runs_url,
 )
 from assistant_conformance.suite.http.absent import NOT_SERVED
-from assistant_conformance.suite.http.observe import AnswerFault
+from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.http.sse import StreamRead, read_stream
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.checks import body_of
@@ -181,19 +181,25 @@ def _numbering_read(agent: Agent, body: dict[str, Any]) -> StreamRead | None:
 
 
 def finished_run(agent: Agent, thread: str) -> str:
-    """A finished run on `thread`, made the first way the control found working; stops the check
-    (not judged) where none works."""
+    """A finished run on `thread`, made the first way the control found working, else the next
+    (a way given up in this run, or not working now, is said and passed over); stops the check
+    (not judged) where none works, saying what each way answered."""
     agent.ready()
     working = agent.working()
     if not working:
         raise findings.Blocked(f"not judged: no way of making a run works ({agent.control})")
     body = agent.unchecked_body(CONTROL_TEXT)
-    result, run_id = attempt(agent, working[0], body, thread)
-    if result.outcome != WORKS or run_id is None:
-        raise findings.Blocked(
-            f"not judged: cannot make a finished run: {result.path} {result.how}"
-        )
-    return run_id
+    tried: list[str] = []
+    for path in working:
+        try:
+            result, run_id = attempt(agent, path, body, thread)
+        except Overdue as given_up:  # not asked again in this run: another way may still work
+            tried.append(f"{path}: {given_up.msg}")
+            continue
+        if result.outcome == WORKS and run_id is not None:
+            return run_id
+        tried.append(f"{result.path}: {result.how}")
+    raise findings.Blocked(f"not judged: cannot make a finished run ({'; '.join(tried)})")
 
 
 # --- one way of making a run ---------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
+from assistant_conformance.suite import flows
 from assistant_conformance.suite.flows import identifier, is_client_error, is_success, json_of, poll
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.safety.ledger import Ledger
@@ -60,10 +61,6 @@ def with_references(
     return shaped
 
 
-def _counter() -> Iterator[int]:
-    return itertools.count()
-
-
 @dataclass
 class Bodies:
     """The Knowledgebase bodies (interface 2.1) of one test: names carry the run prefix, the
@@ -73,7 +70,7 @@ class Bodies:
     run_prefix: str
     references: Mapping[str, str] = field(default_factory=dict)
     test: str = field(default_factory=lambda: secrets.token_hex(3))
-    count: Iterator[int] = field(default_factory=_counter)
+    count: Iterator[int] = field(default_factory=itertools.count)
 
     def name(self, prefix: str, label: str) -> str:
         return f"{self.run_prefix}-{PREFIX_NAMES[prefix]}-{label}-{self.test}-{next(self.count)}"
@@ -281,15 +278,19 @@ def read_statuses(response: httpx.Response) -> dict[str, Any] | None:
 
 
 def poll_until_terminal(
-    api: httpx.Client, prefix: str, kb_id: str, doc_ids: list[str], timeout: float
+    api: httpx.Client,
+    prefix: str,
+    kb_id: str,
+    doc_ids: list[str],
+    timeout: float,
+    waits: flows.Waits,
 ) -> tuple[httpx.Response, dict[str, Any] | None, bool]:
-    """Poll status with `ids` until every named document is terminal or `timeout` passes."""
+    """Poll status with `ids` until every named document is terminal or `timeout` (flows.Waits)."""
 
-    def read() -> httpx.Response:
+    def read() -> httpx.Response:  # until all terminal, or no status answer: nothing more to learn
         return api.get(status_url(prefix, kb_id), params={"ids": ",".join(doc_ids)})
 
-    # nothing more to learn by waiting: all terminal, or no status answer
-    response, _ = poll(read, {"kind": "documents-settled", "ids": doc_ids}, timeout)
+    response, _ = poll(read, {"kind": "documents-settled", "ids": doc_ids}, timeout, waits)
     found = read_statuses(response) if response.status_code == 200 else None
     done = found is not None and all(found.get(i) in checks.TERMINAL_DOCUMENT for i in doc_ids)
     return response, found, done

@@ -10,7 +10,8 @@ bounds; what the doors see they record, and judge nothing.
 - sse.py: the event-stream reader; strictjson.py: JSON as RFC 8259 reads it;
 - exchange.py: one request and its answer as evidence (excerpt, curl line);
 - running.py: the running test's one scope (its exchanges, what the doors observed, its polling
-  loop); trail.py: an exchange as the trail keeps it; observe.py: what the doors saw for the
+  loop) and the suite's runs in flight (RunLoad: bounded, each followed to its end);
+  trail.py: an exchange as the trail keeps it; observe.py: what the doors saw for the
   judge (faults raised, observations recorded);
 - target.py: the target and its pre-flight; absent.py: an answer saying its operation is not
   implemented (the pre-flight's word, and the judge's).

@@ -41,7 +41,7 @@ class Around(Protocol):
 def transport(policy: Policy) -> httpx.BaseTransport:
     """httpx's stack: the door around the policy around the connection."""
     inner = PolicyTransport(policy, httpx.HTTPTransport(verify=policy.verify))
-    return BoundedTransport(inner, policy.deadline, policy.cap, late=policy.late)
+    return BoundedTransport(inner, policy.deadline, policy.cap, late=policy.late, runs=policy.runs)
 
 
 def client(

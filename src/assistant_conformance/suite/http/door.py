@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
 from assistant_conformance.suite.http import observe, running, strictjson, trail
-from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.exchange import Exchange, request_content, request_evidence
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
 SENT_AT = "conformance_sent_at"  # request extension: when its last attempt went out (monotonic)
@@ -36,29 +36,6 @@ DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 def label_of(request: httpx.Request) -> str:
     return operation_label(request.method, request.url.path)
-
-
-def request_content(request: httpx.Request) -> bytes | None:
-    """The request's body, read now if it was a stream (a multipart upload), for the trail."""
-    try:
-        return request.content
-    except httpx.RequestNotRead:
-        try:
-            return request.read()
-        except (httpx.StreamConsumed, RuntimeError):
-            return None
-
-
-def request_evidence(
-    request: httpx.Request, status: int | None, headers: dict[str, str]
-) -> Exchange:
-    """What was sent and the little that came back, for the report and the curl line."""
-    try:
-        body: bytes | None = request.content
-    except httpx.RequestNotRead:
-        body = None
-    return Exchange(request.method, str(request.url), dict(request.headers), body, status,
-                    headers, "")  # fmt: skip
 
 
 def read_bounded(
@@ -85,10 +62,10 @@ def read_bounded(
             if size > cap:
                 raise fault(LARGE, f"answer larger than {cap} bytes (--max-response-size)")
             if time.monotonic() - started > deadline:
-                raise fault(SLOW, f"answer not complete within {deadline:g} s (--request-timeout)")
+                raise fault(SLOW, f"answer not complete within {observe.said(deadline)}")
             received.append(chunk)
     except httpx.TimeoutException:
-        raise fault(SLOW, f"answer stalled: no byte within {deadline:g} s") from None
+        raise fault(SLOW, f"answer stalled: no byte within {observe.said(deadline)}") from None
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
         reason = str(exc) or type(exc).__name__
         raise fault(CUT, f"incomplete answer (RFC 9112 §8): {reason}") from None
@@ -151,7 +128,7 @@ def observe_answer(
 
 class CappedStream(httpx.SyncByteStream):
     """An event stream's body, passed to its reader as it arrives but only up to `cap` bytes:
-    past it, a LARGE fault, so memory stays bounded."""
+    past it, a LARGE fault, so memory stays bounded. Its end tells its run's place (running.py)."""
 
     def __init__(
         self,
@@ -160,9 +137,10 @@ class CappedStream(httpx.SyncByteStream):
         label: str,
         evidence_of: Callable[[], Exchange],
         entry: trail.Entry,
+        place: running.RunPlace,
     ) -> None:
         self.inner, self.cap, self.label, self.evidence_of = inner, cap, label, evidence_of
-        self.entry = entry
+        self.entry, self.place = entry, place
         entry.open = True
 
     def __iter__(self) -> Iterator[bytes]:
@@ -175,11 +153,13 @@ class CappedStream(httpx.SyncByteStream):
                 raise AnswerFault(LARGE, f"{self.label}: {what}", self.evidence_of())
             self.entry.take(chunk)
             yield chunk
+        self.place.closed(True, self.entry.response_headers, None)
 
     def close(self) -> None:
         if self.entry.open:
             self.entry.ended()
         self.inner.close()
+        self.place.closed(False, self.entry.response_headers, bytes(self.entry.response_body))
 
 
 class BoundedTransport(httpx.BaseTransport):
@@ -191,30 +171,52 @@ class BoundedTransport(httpx.BaseTransport):
         deadline: float,
         cap: int,
         late: observe.Deadlines | None = None,
+        runs: running.RunLoad | None = None,
     ) -> None:
-        """`late`: the deadlines operations missed in the run (the policy's), asked before each
-        request and told how its answer came."""
-        self.inner, self.deadline, self.cap, self.late = inner, deadline, cap, late
+        """`late`: the run's deadlines (the policy's), asked before each request and told how its
+        answer came; `runs`: the suite's runs in flight (a request that makes one takes a place)."""
+        self.inner, self.deadline, self.cap, self.late, self.runs = inner, deadline, cap, late, runs
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self.late is None:
-            return self._bounded(request)
-        operation = label_of(request)
+            return self._bounded(request, observe.Deadline(self.deadline))
+        operation, url = label_of(request), str(request.url)
         plain = observe.plain_request(request.headers)
-        held = self.late.ask(operation, self.deadline, plain)
+        place = running.take_place(self.runs, operation, url, request.headers, self._read)
+        limit = self.late.deadline_of(operation, self.deadline, place.ahead, place.longest_run)
+        if limit > self.deadline:  # grown: the connection waits for it too
+            request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": limit}
+        fault: AnswerFault | None = None
         try:
-            answer = self._bounded(request)
-        except AnswerFault as fault:
-            self.late.done(operation, held, fault, plain)
-            raise
+            held = self.late.ask(operation, limit, plain)
         except BaseException:
-            self.late.done(operation, held)
+            place.give()  # not sent
             raise
-        self.late.done(operation, held)
+        try:
+            answer = self._bounded(request, limit, place)
+        except BaseException as missed:
+            place.left_running()  # no whole answer: its run, if one was made, may go on
+            if isinstance(missed, AnswerFault):
+                fault = place.delayed(missed, operation in self.late.run_waits)
+            raise
+        finally:
+            self.late.done(operation, held, fault, plain)
+        if not isinstance(answer.stream, CappedStream):  # a whole answer: its time counts
+            self.late.took(operation, time.monotonic() - request.extensions[SENT_AT], self.deadline)
         return answer
 
-    def _bounded(self, request: httpx.Request) -> httpx.Response:
-        label, limit = label_of(request), self.deadline
+    def _read(self, url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+        """GET `url` for a run's follower (running.py), under the plain deadline and no other
+        bound of the run: no place, no deadline counted, no trail outside a test."""
+        timeout = dict.fromkeys(("connect", "read", "write", "pool"), self.deadline)
+        request = httpx.Request("GET", url, headers=headers, extensions={"timeout": timeout})
+        answer = self._bounded(request, observe.Deadline(self.deadline))
+        return answer.status_code, answer.extensions.get(JSON_VALUE)
+
+    def _bounded(
+        self, request: httpx.Request, limit: float, place: running.RunPlace | None = None
+    ) -> httpx.Response:
+        label = label_of(request)
         entry = running.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
                                         trail.cap(request_content(request))))  # fmt: skip
         try:
@@ -222,7 +224,7 @@ class BoundedTransport(httpx.BaseTransport):
         except httpx.TimeoutException:
             entry.fault = SILENT
             entry.ended()
-            what = f"{label}: no answer within {limit:g} s (--request-timeout)"
+            what = f"{label}: no answer within {observe.said(limit)}"
             raise AnswerFault(SILENT, what, request_evidence(request, None, {})) from None
         except DROPPED as exc:
             entry.fault = CUT
@@ -242,19 +244,22 @@ class BoundedTransport(httpx.BaseTransport):
                 label,
                 lambda: request_evidence(request, response.status_code, headers),
                 entry,
+                place or running.RunPlace(None),
             )
             return httpx.Response(
                 response.status_code, headers=response.headers, stream=capped,
                 extensions={**response.extensions, trail.ENTRY: entry},
             )  # fmt: skip
         try:
-            whole = self._whole(request, response, label, headers)
+            whole = self._whole(request, response, label, headers, limit)
         except AnswerFault as fault:
             entry.fault = fault.kind
             entry.ended()
             raise
         entry.take(whole.content)
         entry.ended()
+        if place is not None:
+            place.answered(whole.status_code, headers, whole.content)
         whole.request = request  # the client sets it later; evidence needs it now
         observe_answer(label, whole.status_code, headers, whole.content,
                        lambda: Exchange.of(whole), entry)  # fmt: skip
@@ -273,7 +278,12 @@ class BoundedTransport(httpx.BaseTransport):
         return whole
 
     def _whole(
-        self, request: httpx.Request, response: httpx.Response, label: str, headers: dict[str, str]
+        self,
+        request: httpx.Request,
+        response: httpx.Response,
+        label: str,
+        headers: dict[str, str],
+        limit: float,
     ) -> httpx.Response:
         try:
             response.content  # noqa: B018
@@ -291,7 +301,7 @@ class BoundedTransport(httpx.BaseTransport):
                 evidence_of,
                 label=label,
                 started=request.extensions.get(SENT_AT, time.monotonic()),
-                deadline=self.deadline,
+                deadline=limit,
                 cap=self.cap,
             )
         finally:

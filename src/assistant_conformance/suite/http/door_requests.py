@@ -65,16 +65,17 @@ def requests_entry(request: requests.PreparedRequest) -> trail.Entry:
 
 def read_requests_body(
     request: requests.PreparedRequest, response: requests.Response, *, started: float,
-    deadline: float, cap: int, entry: trail.Entry,
+    deadline: float, cap: int, entry: trail.Entry, place: running.RunPlace,
 ) -> None:  # fmt: skip
     """The requests stack's side of the door: `response` read whole under the bounds (an event
-    stream is left to its reader, capped), its JSON checked as httpx answers are."""
+    stream is left to its reader, capped), its JSON checked as httpx answers are; its run's
+    `place` told how the answer ended (running.py)."""
     label = requests_label(request)
     content_type = response.headers.get("content-type", "")
     entry.status, entry.response_headers = response.status_code, dict(response.headers)
     if "text/event-stream" in content_type:
         evidence = requests_evidence(request, response)
-        response.raw = _CappedRaw(response.raw, cap, label, evidence, entry)
+        response.raw = _CappedRaw(response.raw, cap, label, evidence, entry, place)
         return
     try:
         response._content = read_bounded(
@@ -89,6 +90,7 @@ def read_requests_body(
         response.close()
         entry.ended()
     entry.take(response.content)
+    place.answered(response.status_code, response.headers, response.content)
 
     def answered() -> Exchange:
         return requests_evidence(request, response, response.text[:600])
@@ -102,18 +104,27 @@ def read_requests_body(
 
 
 class _CappedRaw:
-    """urllib3's raw body of an event stream, read by its reader but at most `cap` bytes."""
+    """urllib3's raw body of an event stream, read by its reader but at most `cap` bytes; its end
+    (read to it, or closed before) tells its run's place."""
 
     def __init__(
-        self, raw: Any, cap: int, label: str, evidence: Exchange, entry: trail.Entry
+        self,
+        raw: Any,
+        cap: int,
+        label: str,
+        evidence: Exchange,
+        entry: trail.Entry,
+        place: running.RunPlace,
     ) -> None:
         self._raw, self._cap, self._label, self._evidence, self._size = raw, cap, label, evidence, 0
-        self._entry = entry
+        self._entry, self._place = entry, place
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
 
-    def _count(self, chunk: bytes) -> bytes:
+    def _count(self, chunk: bytes, whole: bool = False) -> bytes:
+        if whole or not chunk:  # the server's end of the stream
+            self._place.closed(True, self._entry.response_headers, None)
         self._size += len(chunk)
         if self._size > self._cap:
             what = f"stream larger than {self._cap} bytes (--max-response-size)"
@@ -122,8 +133,8 @@ class _CappedRaw:
         self._entry.take(chunk)
         return chunk
 
-    def read(self, *args: Any, **kwargs: Any) -> bytes:
-        return self._count(self._raw.read(*args, **kwargs))
+    def read(self, amt: int | None = None, *args: Any, **kwargs: Any) -> bytes:
+        return self._count(self._raw.read(amt, *args, **kwargs), whole=amt is None)
 
     def read1(self, *args: Any, **kwargs: Any) -> bytes:
         return self._count(self._raw.read1(*args, **kwargs))
@@ -131,3 +142,16 @@ class _CappedRaw:
     def stream(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
         for chunk in self._raw.stream(*args, **kwargs):
             yield self._count(chunk)
+        self._count(b"")
+
+    def close(self) -> None:
+        self._raw.close()
+        self._left()
+
+    def release_conn(self) -> None:
+        self._raw.release_conn()
+        self._left()
+
+    def _left(self) -> None:
+        body = bytes(self._entry.response_body)
+        self._place.closed(False, self._entry.response_headers, body)

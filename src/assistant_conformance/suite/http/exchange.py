@@ -102,6 +102,29 @@ def _short(response: httpx.Response) -> str:
         return "(streamed body)"
 
 
+def request_content(request: httpx.Request) -> bytes | None:
+    """The request's body, read now if it was a stream (a multipart upload), for the trail."""
+    try:
+        return request.content
+    except httpx.RequestNotRead:
+        try:
+            return request.read()
+        except (httpx.StreamConsumed, RuntimeError):
+            return None
+
+
+def request_evidence(
+    request: httpx.Request, status: int | None, headers: dict[str, str]
+) -> Exchange:
+    """What was sent and the little that came back, for the report and the curl line."""
+    try:
+        body: bytes | None = request.content
+    except httpx.RequestNotRead:
+        body = None
+    return Exchange(request.method, str(request.url), dict(request.headers), body, status,
+                    headers, "")  # fmt: skip
+
+
 # --- evidence of requests sent by the property layer (schemathesis uses requests) ---------------
 
 

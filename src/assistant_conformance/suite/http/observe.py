@@ -10,8 +10,19 @@ finding reaches the judge in one of two ways:
   not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
   challenge. Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
-`Deadlines` counts the deadlines each operation missed in the run: one late twice is not asked
-again (Overdue), so that a target that hangs or drips costs two deadlines per operation.
+`Deadlines` gives each operation its deadline and counts the deadlines it missed in the run: one
+late twice is not asked again (Overdue), so that a target that hangs or drips costs two deadlines
+per operation. A deadline follows what the run measured of the target, within a stated bound, and
+says where it comes from (a `Deadline`, named in a fault):
+- an operation's deadline is --request-timeout, or twice the longest whole answer it gave in this
+  run (under the run's own load) where that is longer, at most GROWN_AT_MOST times
+  --request-timeout;
+- a request that waits for a run's end (runs/wait) is given --process-timeout, the bound of
+  waiting for a run, where that is longer, plus the longest run of the suite measured so far for
+  each run of the suite ahead of it (its answer waits for them: running.py bounds how many), at
+  most --process-timeout each: at most RUNS_AT_ONCE times --process-timeout in all. One that
+  misses even that while other runs of the suite were in flight is not judged (the AnswerFault's
+  `loaded` says so), and not counted as missed.
 
 `breaking_input` marks the requests of a block as sent to break the document on purpose, so that
 a fault of their answers is judged as the answer to such input; `refusal_expected` (which it
@@ -35,11 +46,29 @@ from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http.exchange import Exchange
 
 LATE_TIMES = 2  # deadlines one operation may cost a run
+GROWTH = 2.0  # an operation's deadline: at least twice the longest whole answer it gave
+GROWN_AT_MOST = 2.0  # ... and at most this many times --request-timeout
 # Kinds of fault (no answer within the bounds) and of observation.
 SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
 NOT_STRICT_JSON = "not strict JSON"
 JSON_UNDECLARED = "JSON not declared"  # a 2xx JSON object or array under another Content-Type
 CHALLENGED, NOT_CHALLENGED = "401 with a challenge", "401 without a challenge"
+
+
+class Deadline(float):
+    """Seconds for a whole answer, with where they come from (`why`, said in a fault)."""
+
+    why: str
+
+    def __new__(cls, seconds: float, why: str = "--request-timeout") -> Deadline:
+        made = super().__new__(cls, seconds)
+        made.why = why
+        return made
+
+
+def said(deadline: float) -> str:
+    """`deadline` in a fault's words: its seconds and where they come from."""
+    return f"{deadline:g} s ({getattr(deadline, 'why', '--request-timeout')})"
 
 
 @dataclass(frozen=True)
@@ -60,6 +89,7 @@ class AnswerFault(Exception):
         self.what = what
         self.evidence = evidence
         self.breaking: str | None = None  # the requirement named by breaking_input, if any
+        self.loaded = ""  # why the suite's own load may explain it (a run wait behind its runs)
 
     @property
     def no_answer_yet(self) -> bool:
@@ -116,6 +146,44 @@ class Deadlines:
 
     counts: SharedCounts
     wait: float = 0.05  # seconds between two looks at a place taken
+    run_wait: float = 0.0  # seconds a request that waits for a run's end is given (a bound)
+    run_waits: frozenset[str] = frozenset()  # the operations that wait for a run's end
+
+    def deadline_of(
+        self, operation: str, base: float, ahead: int = 0, longest_run: float = 0.0
+    ) -> Deadline:
+        """`operation`'s deadline now (see the module): `base` the run's --request-timeout;
+        `ahead` the suite's runs in flight before it, `longest_run` the longest measured."""
+        if operation in self.run_waits and self.run_wait > base:
+            if not ahead or not longest_run:
+                return Deadline(self.run_wait, "--process-timeout: a wait ends with its run")
+            each = min(longest_run, self.run_wait)
+            return Deadline(
+                self.run_wait + ahead * each,
+                f"--process-timeout {self.run_wait:g} s + {ahead} run(s) of the suite ahead of it "
+                f"x the longest run of the suite measured, {each:g} s",
+            )
+        longest = self.counts.get(_took(operation)) / 1000
+        if GROWTH * longest <= base:
+            return Deadline(base)
+        grown = min(GROWN_AT_MOST * base, GROWTH * longest)
+        return Deadline(
+            grown,
+            f"twice the longest answer of this operation in this run, {longest:g} s, at most "
+            f"{GROWN_AT_MOST:g} x --request-timeout",
+        )
+
+    def took(self, operation: str, seconds: float, base: float) -> None:
+        """A whole answer of `operation` came in `seconds`: kept where it is the longest yet and
+        grows the deadline (a write only then: most answers are far quicker)."""
+        key, taken = _took(operation), round(seconds * 1000)
+        if GROWTH * seconds <= base or taken <= self.counts.get(key):
+            return
+
+        def longest(counts: dict[str, int]) -> None:
+            counts[key] = max(counts.get(key, 0), taken)
+
+        self.counts.change(longest)
 
     def ask(self, operation: str, deadline: float, plain: bool = True) -> bool:
         """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already, or
@@ -142,10 +210,10 @@ class Deadlines:
             time.sleep(self.wait)
         if place == "held":
             return True
-        said = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"
+        times = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"
         if place == "side":
-            said = "once (its last deadline is kept for a request that follows the document)"
-        unasked = Overdue(f"not judged: {operation} did not answer within {deadline:g} s {said}")
+            times = "once (its last deadline is kept for a request that follows the document)"
+        unasked = Overdue(f"not judged: {operation} did not answer within {said(deadline)} {times}")
         unasked.side = place == "side"
         raise unasked
 
@@ -158,7 +226,7 @@ class Deadlines:
     ) -> None:
         """The request's answer came whole (`fault` None) or broke a bound: a deadline missed
         is counted (also apart when the request was not `plain`); a place held is given back."""
-        missed = fault is not None and fault.kind in (SLOW, SILENT)
+        missed = fault is not None and fault.kind in (SLOW, SILENT) and not fault.loaded
         if not held and not missed:
             return
         out = f"{operation} (asked)"
@@ -176,6 +244,10 @@ class Deadlines:
 
 def _side(operation: str) -> str:
     return f"{operation} (not plain)"
+
+
+def _took(operation: str) -> str:
+    return f"{operation} (longest ms)"
 
 
 _unjudged: ContextVar[bool] = ContextVar("conformance_unjudged", default=False)

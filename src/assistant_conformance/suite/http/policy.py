@@ -18,7 +18,8 @@ reads its answers through the door (door.py: deadline, size cap, completeness):
 - an operation that ran past its deadline twice is not asked again in the run (Overdue: its
   remaining checks are not judged): a target that hangs or drips costs two deadlines per
   operation, not one per test. Counted for the whole run, its pytest-xdist workers included
-  (config/shared.py).
+  (config/shared.py); the deadline itself follows what the run measured (observe.Deadlines);
+- the suite's own runs in flight on the target, across workers, are bounded (running.py).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ from requests.adapters import HTTPAdapter
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.config.shared import SharedCounts
-from assistant_conformance.suite.http import door, door_requests, observe
+from assistant_conformance.suite.http import door, door_requests, observe, running
 from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines
+from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
 
 HARMLESS = frozenset(
     {"user-agent", "accept-language", "x-request-id", "x-correlation-id", "traceparent"}
@@ -96,6 +98,7 @@ class Policy:
     reconnects: list[str] = field(default_factory=list)  # operations sent again after a close
     sent: int = 0  # requests this process sent (each attempt)
     late: Deadlines = field(default_factory=lambda: Deadlines(SharedCounts(None)))
+    runs: RunLoad = field(default_factory=lambda: RunLoad(SharedCounts(None)))
     _next: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _tls: ssl.SSLContext | None = field(default=None, repr=False)
@@ -112,7 +115,15 @@ class Policy:
             share=share,
             deadline=settings.request_timeout,
             cap=settings.max_response_size,
-            late=Deadlines(SharedCounts(shared / LATE_FILE if shared else None)),
+            late=Deadlines(
+                SharedCounts(shared / LATE_FILE if shared else None),
+                run_wait=settings.process_timeout,
+                run_waits=frozenset({RUN_WAIT}),
+            ),
+            runs=RunLoad(
+                SharedCounts(shared / running.LOAD_FILE if shared else None),
+                follow_for=settings.process_timeout,
+            ),
         )
 
     def __post_init__(self) -> None:
@@ -218,25 +229,47 @@ class PolicyAdapter(HTTPAdapter):
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
-        operation = door_requests.requests_label(request)
+        operation, url = door_requests.requests_label(request), str(request.url)
         plain = observe.plain_request(request.headers)
-        held = self.policy.late.ask(operation, self.policy.deadline, plain)
+        late = self.policy.late
+        headers = {k: str(v) for k, v in request.headers.items()}
+        place = running.take_place(self.policy.runs, operation, url, headers, self._read)
+        limit = late.deadline_of(operation, self.policy.deadline, place.ahead, place.longest_run)
+        fault: AnswerFault | None = None
         try:
-            answer = self._send(request, kwargs)  # as a stream whatever `stream` says: the door
-        except AnswerFault as fault:
-            self.policy.late.done(operation, held, fault, plain)
-            raise
+            held = late.ask(operation, limit, plain)
         except BaseException:
-            self.policy.late.done(operation, held)
+            place.give()  # not sent
             raise
-        self.policy.late.done(operation, held)
-        return answer
+        try:  # as a stream whatever `stream` says (the door)
+            return self._send(request, kwargs, limit, place)
+        except BaseException as missed:
+            place.left_running()  # no whole answer: its run, if one was made, may go on
+            if isinstance(missed, AnswerFault):
+                fault = place.delayed(missed, operation in late.run_waits)
+            raise
+        finally:
+            late.done(operation, held, fault, plain)
+
+    def _read(self, url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
+        """GET `url` for a run's follower (running.py), under the plain deadline and no other
+        bound of the run: no place, no deadline counted, no trail outside a test."""
+        sent = requests.Request("GET", url, headers=dict(headers)).prepare()
+        deadline = observe.Deadline(self.policy.deadline)
+        answer = self._send(sent, {"timeout": self.policy.deadline}, deadline)
+        return answer.status_code, getattr(answer, door.JSON_VALUE, None)
 
     def _send(
-        self, request: requests.PreparedRequest, kwargs: dict[str, object]
+        self,
+        request: requests.PreparedRequest,
+        kwargs: dict[str, object],
+        limit: float,
+        place: running.RunPlace | None = None,
     ) -> requests.Response:
         started = time.monotonic()
         kwargs["verify"] = self.policy.requests_verify
+        if limit > self.policy.deadline:  # a grown deadline: the connection waits for it too
+            kwargs["timeout"] = limit
 
         def attempt() -> requests.Response:
             nonlocal started
@@ -252,7 +285,7 @@ class PolicyAdapter(HTTPAdapter):
             )
         except requests.Timeout:
             entry.fault = SILENT
-            what = f"no answer within {self.policy.deadline:g} s (--request-timeout)"
+            what = f"no answer within {observe.said(limit)}"
             raise AnswerFault(SILENT, f"{door_requests.requests_label(request)}: {what}",
                               door_requests.requests_evidence(request, None)) from None  # fmt: skip
         except requests.ConnectionError as exc:
@@ -261,32 +294,7 @@ class PolicyAdapter(HTTPAdapter):
             raise AnswerFault(CUT, f"{door_requests.requests_label(request)}: {what}",
                               door_requests.requests_evidence(request, None)) from None  # fmt: skip
         door_requests.read_requests_body(
-            request, response, started=started, deadline=self.policy.deadline,
-            cap=self.policy.cap, entry=entry,
+            request, response, started=started, deadline=limit,
+            cap=self.policy.cap, entry=entry, place=place or running.RunPlace(None),
         )  # fmt: skip
         return response
-
-
-def counts(measured: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """What the run's processes measured on the way to the target (`throttled`, `resent`, `sent`
-    records, merged across workers or shards), for the report's `transport`."""
-    throttled = measured.get("throttled", [])
-    return {
-        "throttled": {
-            "requests": len(throttled),
-            "seconds": round(sum(t["seconds"] for t in throttled), 1),
-        },
-        "resent_after_close": len(measured.get("resent", [])),
-        "requests": sum(s["requests"] for s in measured.get("sent", [])),
-    }
-
-
-def transport_summary(
-    policy: Policy, measured: Mapping[str, list[dict[str, Any]]]
-) -> dict[str, Any]:
-    """How the run reached the target, for the report (header names only: values are secret)."""
-    tls = "NOT verified (--insecure)" if policy.insecure else "verified"
-    if policy.ca_bundle:
-        tls = f"verified against {policy.ca_bundle} (--ca-bundle)"
-    return {"tls": tls, "headers": list(policy.headers), "rate_limit": policy.rate,
-            **counts(measured)}  # fmt: skip

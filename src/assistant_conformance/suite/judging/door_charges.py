@@ -71,11 +71,14 @@ def fault_check(kind: str) -> findings.Check:
 
 
 def charge_fault(fault: AnswerFault) -> str:
-    """Record a fault of the target's answer in the running test; answer the requirement."""
+    """Record a fault of the target's answer in the running test (none where the suite's own
+    load may explain it: `loaded`); answer why the rest of the test is not judged."""
+    if fault.loaded:
+        return f"not judged: {fault.what}; {fault.loaded}"
     requirement = fault_requirement(fault)
     expected = FAULT_EXPECTED[fault.kind]
     findings.charged(requirement, expected, fault.what, fault.evidence, fault_check(fault.kind))
-    return requirement
+    return f"not judged: {fault.what} (charged to {requirement})"
 
 
 def charge_observations(record: TestRecord) -> None:

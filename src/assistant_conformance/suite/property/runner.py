@@ -101,8 +101,7 @@ class Runner:
         )
 
     def call_kwargs(self) -> dict[str, Any]:
-        # The policy's headers and TLS here too: schemathesis' auth probes keep these kwargs
-        # (not the session: compat.py gives theirs the run's adapter).
+        # The policy's headers and TLS here too: schemathesis' auth probes keep these kwargs.
         return {
             "base_url": self.base_url,
             "headers": {**self.policy.headers, "Authorization": f"Bearer {self.token}"},
@@ -173,9 +172,11 @@ class Runner:
         return why
 
     def _fault(self, case: Case, fault: AnswerFault) -> NoReturn:
-        """A fault of the answer (the door's bounds): a finding; an operation that answers a
-        request with the run's credential too slowly, too much or not at all is given up (each
-        case would cost the bound again; its success status is judged by then)."""
+        """A fault of the answer (the door's bounds): a finding (none where the suite's own load
+        may explain it); an operation that answers a request with the run's credential too slowly,
+        too much or not at all is given up (each case would cost the bound again)."""
+        if fault.loaded:
+            raise Withheld(f"{fault.what}; {fault.loaded}") from None
         self._judge_fault(operation_id(case), fault)
         given_up = fault.kind in (SLOW, SILENT, LARGE) or fault.evidence.status is None
         if given_up and door_charges.with_run_credential(fault.evidence):

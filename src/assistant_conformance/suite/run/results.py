@@ -32,7 +32,7 @@ from assistant_conformance.report.model import (
 )
 from assistant_conformance.report.verdicts import build
 from assistant_conformance.suite.evidence import har
-from assistant_conformance.suite.http import absent, policy
+from assistant_conformance.suite.http import absent
 from assistant_conformance.suite.run import identity, stats
 from assistant_conformance.suite.safety import removal
 
@@ -60,7 +60,7 @@ def of_run(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> 
         info={
             **identity.run_info(settings, state.started, time.monotonic() - state.clock),
             "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": policy.transport_summary(state.policy, measured),
+            "transport": stats.transport_summary(state.policy, measured),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
             "invocation": "assistant-conformance run"
             if config.inipath == files.pytest_ini()
@@ -216,7 +216,7 @@ def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path
         "peak_memory_mib": max(i["peak_memory_mib"] for i in infos),
         "options": {**infos[0]["options"], "report_dir": str(out)},
         "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-        "transport": {**infos[0]["transport"], **policy.counts(measured)},
+        "transport": {**infos[0]["transport"], **stats.transport_counts(measured)},
         "workers": sum(i["workers"] for i in infos),
         "invocation": "assistant-conformance merge",
         "shards": len(parts),

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import httpx
 
 from assistant_conformance.contract.openapi import MARKER_KEY
-from assistant_conformance.suite.http import door
+from assistant_conformance.suite.http import exchange
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.safety.removal import (
     ANONYMOUS,
@@ -61,7 +61,7 @@ class Unanswered:
 
 def sent_bytes(request: httpx.Request) -> bytes:
     """The bytes a request sends (a multipart upload read now, as the door reads it)."""
-    return door.request_content(request) or b""
+    return exchange.request_content(request) or b""
 
 
 def sent_json(content: bytes) -> Any:

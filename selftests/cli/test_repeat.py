@@ -1,0 +1,90 @@
+"""`assistant-conformance run --repeat N`: N runs against one target, every requirement whose
+verdict differed listed with each run's verdict (terminal, repeat.json, repeat.md), exit 6 when
+one did; the N runs against the embedded default share one reference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant_conformance.cli import repeat, run
+from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.repeat import Repeats
+
+COMMAND = [sys.executable, "-m", "assistant_conformance", "run"]
+
+
+def _verdicts(**ids: str) -> dict[str, str]:
+    return {name.replace("_", "-"): verdict for name, verdict in ids.items()}
+
+
+def test_the_requirements_whose_verdicts_differed_are_listed_with_each_runs_verdict() -> None:
+    same = Repeats("t", [_verdicts(RUN_STATUS="pass", AUTH_401="warn")] * 3, [0, 0, 0])
+    assert same.differing() == {} and same.exit_status() == Exit.CONFORMANT
+    runs = [
+        _verdicts(RUN_STATUS="pass", AUTH_401="warn", THR_STATUS="pass"),
+        _verdicts(RUN_STATUS="fail", AUTH_401="warn", THR_STATUS="pass"),
+        None,  # a run that wrote no report is not compared
+        _verdicts(RUN_STATUS="pass", AUTH_401="warn", THR_STATUS="skip"),
+    ]
+    differed = Repeats("t", runs, [0, 1, 3, 0])
+    assert differed.differing() == {
+        "RUN-STATUS": ["pass", "fail", "-", "pass"],
+        "THR-STATUS": ["pass", "pass", "-", "skip"],
+    }
+    assert differed.exit_status() == Exit.UNSTABLE == 6
+    assert differed.table()[2] == "| RUN-STATUS | pass | fail | - | pass |"
+    assert Repeats("t", [*runs[:2], None], [0, 1, 4]).exit_status() == Exit.USAGE
+    assert Repeats("t", [runs[0], runs[0]], [1, 3]).exit_status() == Exit.HARNESS
+
+
+def test_repeat_runs_the_command_n_times_and_exits_6_when_a_verdict_differed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said: list[list[str]] = []
+    verdicts = iter(["pass", "warn"])
+
+    def one_run(argv: list[str], out: Path, target: object) -> int:
+        said.append(argv)
+        out.mkdir(parents=True)
+        reqs = [{"id": "RUN-STATUS", "verdict": "pass"}]
+        reqs.append({"id": "AUTH-401", "verdict": next(verdicts)})
+        (out / "conformance.json").write_text(json.dumps({"requirements": reqs}))
+        return 0
+
+    monkeypatch.setattr(repeat, "_run", one_run)
+    monkeypatch.chdir(tmp_path)
+    argv = ["--base-url=http://127.0.0.1:9", "--repeat", "2", "--examples=2", "--", "-k", "x"]
+    assert run.main(argv) == Exit.UNSTABLE
+    assert said == [["--base-url=http://127.0.0.1:9", "--examples=2", "--", "-k", "x"]] * 2
+    out = capsys.readouterr().out
+    assert "| AUTH-401 | pass | warn |" in out and "1 requirements differed (exit 6)" in out
+    written = json.loads((tmp_path / "reports" / "repeat.json").read_text())
+    assert written["differing"] == [{"id": "AUTH-401", "verdicts": ["pass", "warn"]}]
+
+
+@pytest.mark.parametrize("times", ["0", "two"])
+def test_repeat_takes_a_number_of_runs(times: str) -> None:
+    done = subprocess.run([*COMMAND, "--repeat", times], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == Exit.USAGE and "is not a number of runs" in done.stderr
+
+
+def test_repeated_runs_against_the_embedded_default_judge_one_reference(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*COMMAND, "--repeat=2", f"--report-dir={tmp_path}", "--", "tests/scenario/test_usage.py"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == Exit.CONFORMANT, done.stdout + done.stderr
+    targets = {
+        json.loads((tmp_path / "repeat" / i / "conformance.json").read_text())["target"]
+        for i in ("1", "2")
+    }
+    assert len(targets) == 1  # one server, started once for both
+    written = json.loads((tmp_path / "repeat.json").read_text())
+    assert [r["exit_status"] for r in written["runs"]] == [0, 0] and written["differing"] == []
+    assert "2 runs against one target: every verdict the same (exit 0)" in done.stdout

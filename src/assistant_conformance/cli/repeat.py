@@ -1,0 +1,92 @@
+"""`assistant-conformance run --repeat N [suite options] [-- pytest args]`: the suite N times
+against one target, one run after another, and every requirement whose verdict differed.
+
+Each run is the plain `run` with the same options and its own reports, in
+`<report dir>/repeat/<i>/`; then `<report dir>/repeat.json` and `repeat.md` list the requirements
+whose verdicts differed, with each run's verdict, and the terminal shows the same table. All N
+judge the same target: the one given (`--base-url`), else one embedded reference started here for
+the N runs (a fresh database, two principals of random tokens, never printed), not one each: a
+difference is then the suite's or the server's, never a new server's. Exit: 6 when a verdict
+differed (report/exits.py); else the runs' status, the worst of them (3 over 1 over 0); a run
+stopped by a usage error (4) or interrupted (2) ends the repeats with its status.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from assistant_conformance.reference import embedded
+from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.repeat import Repeats, verdicts_of
+
+RUNS_FOLDER = "repeat"  # under the report dir: one folder per run
+
+
+def main(argv: list[str], times: int, report_dir: Path, prog: str) -> int:
+    """`argv`: the `run` command's words without --repeat; `times` runs; their reports under
+    `report_dir`."""
+    target = None if _target_given(argv) else _reference(report_dir)
+    where = target.base_url if target is not None else "the target given"
+    repeats = Repeats(where)
+    try:
+        for i in range(1, times + 1):
+            out = report_dir / RUNS_FOLDER / str(i)
+            print(f"{prog}: run {i} of {times} against {where}, reports in {out}/", flush=True)
+            code = _run(argv, out, target)
+            repeats.exits.append(code)
+            repeats.verdicts.append(verdicts_of(out / "conformance.json"))
+            if code in (Exit.USAGE, Exit.INTERRUPTED):
+                break
+    except KeyboardInterrupt:
+        repeats.exits.append(Exit.INTERRUPTED)
+        repeats.verdicts.append(None)
+    finally:
+        if target is not None:
+            target.server.stop()
+    repeats.write(report_dir)
+    if repeats.differing():
+        print("\n".join(["", *repeats.table()]))
+    print(f"\n{repeats.summary()}; written: {report_dir / 'repeat.md'}, repeat.json")
+    return repeats.exit_status()
+
+
+class _Reference:
+    """The embedded reference the N runs share, and the tokens of its two principals."""
+
+    def __init__(self, server: embedded.RunningServer, tokens: list[str]) -> None:
+        self.server, self.tokens, self.base_url = server, tokens, server.base_url
+
+
+def _target_given(argv: list[str]) -> bool:
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    flagged = any(w == "--base-url" or w.startswith("--base-url=") for w in words)
+    return flagged or bool(os.environ.get("ASSISTANT_API_BASE_URL"))
+
+
+def _reference(report_dir: Path) -> _Reference:
+    tokens = [f"repeat-{secrets.token_hex(16)}" for _ in range(2)]
+    folder = Path(tempfile.mkdtemp(prefix="conformance-repeat-"))
+    try:
+        server = embedded.start(tokens, folder / "reference.db")
+    except embedded.ServerStartError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(Exit.HARNESS) from None
+    return _Reference(server, tokens)
+
+
+def _run(argv: list[str], out: Path, target: _Reference | None) -> int:
+    """One `run` with the given words, reporting to `out`, against `target` where one was
+    started here (its address and tokens last: they win over any given)."""
+    split = argv.index("--") if "--" in argv else len(argv)
+    own = [f"--report-dir={out}"]
+    if target is not None:
+        main_token, alt_token = target.tokens
+        own += [f"--base-url={target.base_url}", f"--token={main_token}"]
+        own += [f"--alt-token={alt_token}"]
+    command = [sys.executable, "-m", "assistant_conformance", "run", *argv[:split], *own]
+    return subprocess.run([*command, *argv[split:]], check=False).returncode
