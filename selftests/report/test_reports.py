@@ -4,10 +4,13 @@ no token in anything the run writes."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from html.parser import HTMLParser
+from typing import Any
 
 import httpx
 import jsonschema
@@ -16,7 +19,7 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
-from assistant_conformance.report import document, model, verdicts
+from assistant_conformance.report import document, htmlpage, model, verdicts
 from assistant_conformance.report.document import report_schema
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.run import capabilities
@@ -138,6 +141,57 @@ def test_html_shows_expected_actual_and_curl_of_a_failure(failing: Run) -> None:
     assert "<dt>Expected</dt><dd>HTTP 418</dd>" in row
     assert "<dt>Actual</dt><dd>HTTP 200" in row
     assert "<dt>Reproduce</dt><dd><pre>curl -sS -X POST" in row
+
+
+MARKUP = """<script>alert(1)</script><img src=x onerror=alert(2)><a href="//x.invalid">'&amp;"""
+
+
+def tainted(value: Any) -> Any:
+    """`value` with MARKUP after every non-empty string in it: what a hostile target answers."""
+    if isinstance(value, str):
+        return value + MARKUP if value else value
+    if isinstance(value, dict):
+        return {k: tainted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [tainted(v) for v in value]
+    return value
+
+
+class Elements(HTMLParser):
+    """A page's elements (each tag with its attributes' names) and its text, as a browser reads
+    them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[str]]] = []
+        self.text: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, sorted(name for name, _ in attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_what_a_target_answered_never_becomes_markup(failing: Run) -> None:
+    """Markup in every value a target or its findings gave (the target's URL, answers, reasons,
+    evidence, curl, HAR names) is shown as text: the page has not one element or attribute more."""
+    doc = failing.document()
+    answered = copy.deepcopy(doc)
+    answered["target"] = tainted(doc["target"])
+    answered["result"]["problems"] = tainted(doc["result"]["problems"])
+    for status in answered["capabilities"].values():
+        status["evidence"] = tainted(status["evidence"])
+    for r in answered["requirements"]:
+        r["reason"], r["findings"] = tainted(r["reason"]), tainted(r["findings"])
+    clean, shown = Elements(htmlpage.to_html(doc)), Elements(htmlpage.to_html(answered))
+    assert shown.tags == clean.tags
+    (finding,) = next(r for r in answered["requirements"] if r["id"] == "THR-STATUS")["findings"]
+    for value in (finding["expected"], finding["actual"], finding["evidence"]["curl"]):
+        assert value in shown.text
+    assert answered["result"]["problems"][0] in shown.text
 
 
 def test_junit_labels_tests_with_requirements(failing: Run) -> None:
