@@ -26,7 +26,7 @@ from safety_support import ALT_TOKEN, TOKEN, serve
 
 from assistant_conformance.audit.proxy import Proxy
 from assistant_conformance.audit.session import HAR_FILE
-from assistant_conformance.cli import audit
+from assistant_conformance.cli import command
 from assistant_conformance.proof.serve import start_server
 from assistant_conformance.proof.suiterun import child_environment
 
@@ -69,7 +69,9 @@ def test_a_file_that_is_not_a_har_is_one_line_and_exit_4(
     bad = tmp_path / "bad.har"
     whole = recorded[0].read_bytes()
     bad.write_bytes(content if content is not None else whole[: len(whole) // 2])
-    code = audit.main([str(recorded[0]), str(bad), "--report-dir", str(tmp_path / "report")])
+    code = command.exit_status(
+        ["audit", str(recorded[0]), str(bad), "--report-dir", str(tmp_path / "report")]
+    )
     said = capsys.readouterr()
     assert code == 4
     assert len(said.err.strip().splitlines()) == 1 and str(bad) in said.err, said.err
@@ -110,7 +112,7 @@ def test_a_server_mounted_elsewhere_is_read_with_its_base_path(
         entry["request"]["url"] = entry["request"]["url"].replace("/api/ai/", "/")
 
     moved = rewritten(har, tmp_path / "root.har", at_the_root)
-    code = audit.main([str(moved), "--report-dir", str(tmp_path / "unread")])
+    code = command.exit_status(["audit", str(moved), "--report-dir", str(tmp_path / "unread")])
     assert code == 3
     assert "nothing was judged" in capsys.readouterr().out
     code, document = audited([moved], tmp_path / "report", "--base-path", "/")

@@ -22,7 +22,7 @@ import pytest
 from audit_support import audited, verdicts
 from har_support import exchange, har, thread
 
-from assistant_conformance.cli import audit
+from assistant_conformance.cli import command
 
 pytestmark = pytest.mark.xdist_group("audit")
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -145,7 +145,7 @@ CANNOT = [("response", "status"), ("request", "method"), ("request", "headers"),
 @pytest.mark.parametrize("where", CANNOT, ids=str)
 def test_what_cannot_be_judged_is_refused_in_one_line(where, tmp_path: Path, capsys) -> None:
     bad = write(tmp_path / "bad.har", without(har(plain()), where))
-    code = audit.main([str(bad), "--report-dir", str(tmp_path / "report")])
+    code = command.exit_status(["audit", str(bad), "--report-dir", str(tmp_path / "report")])
     said = capsys.readouterr().err.strip().splitlines()
     assert code == 4 and len(said) == 1 and where[-1] in said[0], said
     assert not (tmp_path / "report").exists()

@@ -3,6 +3,7 @@ report folder it cannot write (one line naming --report-dir, exit 4), and the ba
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant_conformance.cli.command import VERBS, Command, Parser
 from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report.badge import badge
 
@@ -34,6 +36,15 @@ def test_a_usage_error_is_the_usage_line_and_exit_4(args: list[str], said: str) 
     done = command(*args)
     assert done.returncode == 4
     assert done.stderr.startswith("usage: ") and said in done.stderr
+
+
+def test_each_verb_is_a_subparser_of_the_one_parser_with_its_handler() -> None:
+    """Each verb's module adds its subparser (whose usage errors exit 4) and its handler."""
+    verbs = Command("x").verbs.choices
+    assert list(verbs) == list(VERBS)
+    for verb, module in VERBS.items():
+        assert verbs[verb].get_default("func") is importlib.import_module(module).main, verb
+        assert isinstance(verbs[verb], Parser) and verbs[verb].prog == f"x {verb}"
 
 
 def test_version_names_the_suite_and_the_spec_it_checks() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant_conformance.cli import repeat, run
+from assistant_conformance.cli import command, repeat
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.repeat import Repeats
 
@@ -59,7 +59,7 @@ def test_repeat_runs_the_command_n_times_and_exits_6_when_a_verdict_differed(
     monkeypatch.setattr(repeat, "_run", one_run)
     monkeypatch.chdir(tmp_path)
     argv = ["--base-url=http://127.0.0.1:9", "--repeat", "2", "--examples=2", "--", "-k", "x"]
-    assert run.main(argv) == Exit.UNSTABLE
+    assert command.exit_status(["run", *argv]) == Exit.UNSTABLE
     assert said == [["--base-url=http://127.0.0.1:9", "--examples=2", "--", "-k", "x"]] * 2
     out = capsys.readouterr().out
     assert "| AUTH-401 | pass | warn |" in out and "1 requirements differed (exit 6)" in out

@@ -15,7 +15,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import LangGraphError
 from safety_support import TOKEN, reference_app
 
-from assistant_conformance.cli import audit
+from assistant_conformance.cli import command
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
 from assistant_conformance.report.document import report_schema
@@ -83,7 +83,7 @@ def upstream_of(name: str, workdir: Path) -> Any:
 
 
 def audited(hars: list[Path], report: Path, *more: str) -> tuple[int, dict[str, Any]]:
-    code = audit.main([*map(str, hars), "--report-dir", str(report), *more])
+    code = command.exit_status(["audit", *map(str, hars), "--report-dir", str(report), *more])
     document = json.loads((report / "conformance.json").read_text())
     jsonschema.validate(document, report_schema())
     return code, document

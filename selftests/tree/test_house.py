@@ -1,15 +1,15 @@
 """The suite room's house (src/assistant_conformance/suite/): its rooms, their order, and one place
 for each thing.
 
-- the suite is rooms from the ground up (FLOORS); a module imports only its own room and rooms
-  below it, and a climb fails naming the two modules; each room's `__init__` says what it holds
-  and, in a line `May import: ...`, the rooms below it; no room holds more than MAX_MODULES
-  modules; beside the rooms only plugin.py, fixtures.py and the package's `__init__`;
+- the suite is rooms from the ground up, in the order of the `floors` contract in pyproject.toml
+  (lint-imports checks that a module imports only its own room and rooms below it, and that the
+  doors import nothing that judges: selftests/tree/test_import_contracts.py); each room's
+  `__init__` says what it holds and, in a line `May import: ...`, the rooms below it; no room
+  holds more than MAX_MODULES modules; beside the rooms only plugin.py, fixtures.py and the
+  package's `__init__`;
 - a requirement is named as a literal only where it is judged: the scenario flows (flows/), the
   judging modules that charge (judging/charges.py, judging/door_charges.py), beside tests/,
   spec/ and the proof's mutants;
-- the doors (the http room, the guard, and schemathesis' compat with its probe sessions) import
-  nothing that judges;
 - schemathesis' internals are used in one file (property/compat.py);
 - the import graph of src/ has no circle, counting the package each imported module lives in;
 - no run state lives at module level: no `global`, no module-level value changed by a function,
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -30,23 +31,31 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "assistant_conformance"
 SUITE = PACKAGE / "suite"
 TESTS = Path(__file__).resolve().parents[2] / "tests"
-FLOORS = {"config": 1, "http": 2, "judging": 3, "safety": 3, "flows": 4, "property": 5,
-          "evidence": 6, "run": 7}  # fmt: skip
 TOP = frozenset({"__init__.py", "plugin.py", "fixtures.py"})  # the pytest face, over every room
 MAX_MODULES = 12
 JUDGES = ("judging/charges.py", "judging/door_charges.py", "flows/")
-DOORS = (
-    *sorted(p.relative_to(SUITE).as_posix() for p in (SUITE / "http").glob("*.py")),
-    "safety/guard.py",
-    "property/compat.py",
-)
-JUDGING = "assistant_conformance.suite.judging"
 INTERNALS = re.compile(
     r"_hypothesis_internal|\._override\b|generation\.hypothesis|schemathesis\.engine|"
     r"SameHostRedirectsSession|is_likely_root_transition|add_coverage|ApiOperationMark|"
     r"\.operation_label\s*=|hypothesis\.internal"
 )
 MUTATORS = frozenset({"append", "add", "update", "extend", "setdefault", "pop", "clear", "remove"})
+
+
+def floors() -> dict[str, int]:
+    """Each room of the suite and its floor (1: the ground), from the `floors` contract's layers
+    (the top one, plugin.py and fixtures.py, is no room)."""
+    with (SRC.parent / "pyproject.toml").open("rb") as config:
+        contracts = tomllib.load(config)["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in contracts if c["id"] == "floors"]
+    return {
+        room.strip(): floor
+        for floor, layer in enumerate(reversed(layers[1:]), start=1)
+        for room in layer.split("|")
+    }
+
+
+FLOORS = floors()
 
 
 def suite_modules() -> list[Path]:
@@ -150,53 +159,6 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def room_of(module: str) -> str | None:
-    """The room of a module given as `suite/<room>/<name>.py` (None: the top, the pytest face)."""
-    parts = module.split("/")
-    return parts[1] if len(parts) > 2 and parts[1] in FLOORS else None
-
-
-def floor_of(room: str | None) -> int:
-    return FLOORS[room] if room is not None else max(FLOORS.values()) + 1
-
-
-def module_path(name: str) -> str | None:
-    """`suite/<room>/<name>.py` of a dotted name the suite imports (a module, or a name in one)."""
-    names = module_names()
-    while name and name not in names:
-        name = name.rpartition(".")[0]
-    return names[name].relative_to(PACKAGE).as_posix() if name else None
-
-
-def climbs(module: str, imported: set[str]) -> list[str]:
-    """Each import of `module` (`suite/<room>/<name>.py`) of neither its own room nor one below."""
-    own = room_of(module)
-    found = []
-    for name in sorted(imported):
-        target = module_path(name) if name.startswith("assistant_conformance.suite.") else None
-        if target is None or (target.endswith("__init__.py") and room_of(target) is None):
-            continue
-        room = room_of(target)
-        if room != own and floor_of(room) >= floor_of(own):
-            below = sorted((r for r in FLOORS if floor_of(r) < floor_of(own)), key=floor_of)
-            found.append(f"{module} imports {target}: {own or 'the top'} (floor {floor_of(own)}) "
-                         f"may import only {', '.join(below) or 'no room'} below it")  # fmt: skip
-    return sorted(set(found))
-
-
-@pytest.mark.parametrize("path", suite_modules(), ids=rel)
-def test_imports_go_down_the_floors(path: Path) -> None:
-    assert climbs(path.relative_to(PACKAGE).as_posix(), imports(path)) == []
-
-
-def test_a_climb_is_seen() -> None:
-    """Not vacuous: the pre-flight importing the run's state, the guard importing a finding."""
-    said = climbs("suite/http/target.py", {"assistant_conformance.suite.run.state.RunState"})
-    assert said and "suite/http/target.py imports suite/run/state.py" in said[0]
-    assert climbs("suite/safety/guard.py", {"assistant_conformance.suite.judging.findings"})
-    assert not climbs("suite/run/state.py", {"assistant_conformance.suite.http.trail"})
-
-
 def test_the_suite_is_its_rooms() -> None:
     top = {p.name for p in SUITE.iterdir() if p.name != "__pycache__"}
     assert top - TOP - {"pytest.ini"} == set(FLOORS), "beside the rooms: only the pytest face"
@@ -211,7 +173,7 @@ def test_each_room_says_what_it_holds_and_may_import(room: str) -> None:
         assert module.name in said, f"{room}/__init__.py does not say what {module.name} holds"
     line = re.search(r"^May import: (.*?)\.$", said, re.MULTILINE)
     assert line, f"{room}/__init__.py has no line 'May import: ...'"
-    below = {r for r in FLOORS if floor_of(r) < floor_of(room)}
+    below = {r for r in FLOORS if FLOORS[r] < FLOORS[room]}
     given = set() if line[1] == "nothing of the suite" else set(line[1].split(", "))
     assert given == below, f"{room} may import {sorted(below)}, its docstring says {sorted(given)}"
 
@@ -225,12 +187,6 @@ def test_a_circle_is_seen() -> None:
     what imports its package, are circles."""
     assert circles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
     assert circles({"p.m": {"q", "p"}, "q": set(), "p": {"p.n"}, "p.n": {"p.m"}})
-
-
-@pytest.mark.parametrize("door", DOORS)
-def test_doors_import_nothing_that_judges(door: str) -> None:
-    imported = imports(SUITE / door)
-    assert not {i for i in imported if i == JUDGING or i.startswith(JUDGING + ".")}, imported
 
 
 @pytest.mark.parametrize(

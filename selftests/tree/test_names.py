@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "assistant_conformance"
 ROLES = {
-    "main": "a command's entry point (cli/__init__.py calls each verb's)",
+    "main": "a command's entry point; a verb's handler (its subparser's `func`)",
+    "add_verb": "a verb's subparser, added to the command's parser (cli/command.py calls each)",
     "parser": "a command's argument parser",
     "router": "a reference module's routes (reference/app.py mounts each)",
     "on_startup": "a reference module's start (reference/app.py calls each)",

@@ -9,6 +9,7 @@ folder that cannot be written or a file that is not a HAR (said in one line, bef
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import sys
@@ -18,25 +19,25 @@ from collections import Counter
 from pathlib import Path
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit, Parser
+from assistant_conformance.report.exits import Exit
 
 FINDINGS_SHOWN = 5  # findings printed per requirement; the reports hold them all
 
 
-def parser(prog: str) -> Parser:
-    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0].split(": ", 1)[1])
+def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser("audit", description=__doc__.split("\n\n")[0].split(": ", 1)[1])
     parser.add_argument("files", type=Path, nargs="+", metavar="FILE.har")
     report_dir_option(parser)
     base_path_option(parser)
-    return parser
+    parser.set_defaults(func=main)
 
 
-def report_dir_option(parser: Parser) -> None:
+def report_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report-dir", type=Path, default=Path("reports"),
                         help="where the reports are written (default: reports)")  # fmt: skip
 
 
-def base_path_option(parser: Parser) -> None:
+def base_path_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--base-path",
         help="where the API is mounted, if not under /api/ai (e.g. / for a server at the root): "
@@ -62,8 +63,8 @@ def report_dir_problem(path: Path) -> str | None:
     return None
 
 
-def main(argv: list[str], prog: str = "assistant-conformance audit") -> int:
-    args = parser(prog).parse_args(argv)
+def main(args: argparse.Namespace) -> int:
+    prog = args.prog
     started = time.monotonic()
     if (problem := report_dir_problem(args.report_dir)) is not None:
         return _usage(prog, problem)

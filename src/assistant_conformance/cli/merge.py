@@ -6,19 +6,24 @@ folders are not one run's shards (said in one line).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from assistant_conformance.report.document import cleanup_lines, to_dict
-from assistant_conformance.report.exits import Exit, Parser
+from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.run.results import ShardMergeError, merge
 
 
-def main(argv: list[str], prog: str = "assistant-conformance merge") -> int:
-    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
+def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser("merge", description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", type=Path, nargs="+", help="the shards' report folders")
     parser.add_argument("--report-dir", type=Path, default=Path("reports"))
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    prog = args.prog
     if args.report_dir.resolve() in {f.resolve() for f in args.folders}:
         print(f"{prog}: error: --report-dir must not be one of the shards' folders",
               file=sys.stderr)  # fmt: skip

@@ -8,6 +8,7 @@ one line, before it listens) (docs/audit.md).
 
 from __future__ import annotations
 
+import argparse
 import math
 import signal
 import socket
@@ -17,14 +18,14 @@ from typing import Any
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit, Parser
+from assistant_conformance.report.exits import Exit
 
 
-def parser(prog: str) -> Parser:
+def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from assistant_conformance.audit.proxy import DEFAULT_DEADLINE
     from assistant_conformance.cli.audit import base_path_option, report_dir_option
 
-    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0].split(": ", 1)[1])
+    parser = verbs.add_parser("proxy", description=__doc__.split("\n\n")[0].split(": ", 1)[1])
     parser.add_argument("--upstream", required=True,
                         help="the server the traffic is for (required: no default)")  # fmt: skip
     parser.add_argument("--port", type=int, default=8089,
@@ -40,13 +41,13 @@ def parser(prog: str) -> Parser:
         default=DEFAULT_DEADLINE,
         help=f"seconds an exchange may last, a stream included (default: {DEFAULT_DEADLINE:g})",
     )
-    return parser
+    parser.set_defaults(func=main)
 
 
-def main(argv: list[str], prog: str = "assistant-conformance proxy") -> int:
+def main(args: argparse.Namespace) -> int:
     from assistant_conformance.cli.audit import report_dir_problem
 
-    args = parser(prog).parse_args(argv)
+    prog = args.prog
     try:
         upstream = httpx.URL(args.upstream)
     except httpx.InvalidURL:

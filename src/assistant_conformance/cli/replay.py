@@ -18,6 +18,7 @@ bad option, an unknown ID or a folder without exchanges.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 
 from assistant_conformance.contract import catalogue
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit, Parser
+from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.evidence.har import Recorded, recorded_findings
 from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed
@@ -46,8 +47,8 @@ class ReplayOutcome:
     seconds: float = 0.0
 
 
-def parser(prog: str) -> Parser:
-    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
+def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser("replay", description=__doc__.split("\n\n")[0])
     parser.add_argument("report_dir", type=Path, metavar="REPORT_DIR")
     parser.add_argument("ids", nargs="*", metavar="FINDING-ID", help="default: every finding")
     parser.add_argument(
@@ -68,11 +69,11 @@ def parser(prog: str) -> Parser:
     for name, what in (("request", "a request may take"), ("process", "a stream or poll may last")):
         parser.add_argument(f"--{name}-timeout", type=float,
                             help=f"seconds {what} (default: the report run's)")  # fmt: skip
-    return parser  # fmt: skip
+    parser.set_defaults(func=main)
 
 
-def main(argv: list[str], prog: str = "assistant-conformance replay") -> int:
-    args = parser(prog).parse_args(argv)
+def main(args: argparse.Namespace) -> int:
+    prog = args.prog
     chosen = _chosen(args.report_dir, args.ids)
     first = chosen[0].finding
     base_url = (args.base_url or first["target"]).rstrip("/")

@@ -20,16 +20,16 @@ import sys
 from pathlib import Path
 
 from assistant_conformance.contract import files
-from assistant_conformance.report.exits import Parser
 from assistant_conformance.suite.config.options import OPTIONS
 
 SUITE_PATH = "tests"  # how a checkout (and the test ids) name the checks
 
 
-def parser(prog: str) -> Parser:
-    parser = Parser(
-        prog=prog,
-        usage=f"{prog} [suite options] [-- pytest args]",
+def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`run`: the suite's options; the words after `--` are passed on to pytest."""
+    parser = verbs.add_parser(
+        "run",
+        usage="%(prog)s [suite options] [-- pytest args]",
         description="The conformance suite from the installed package (see docs/options.md).",
     )
     for opt in OPTIONS:
@@ -47,7 +47,7 @@ def parser(prog: str) -> Parser:
         help="run the suite N times against one target and list every requirement whose "
         "verdict differed (exit 6 when one did; see docs/reports.md)",
     )
-    return parser
+    parser.set_defaults(func=main, passed_on=[])
 
 
 def _times(value: str) -> int:
@@ -109,11 +109,10 @@ def rebased_args(args: list[str]) -> tuple[list[str], bool]:
     return out, named
 
 
-def pytest_args(argv: list[str], prog: str = "assistant-conformance run") -> list[str]:
-    """The arguments of the pytest run `argv` asks for (usage errors exit 4)."""
-    split = argv.index("--") if "--" in argv else len(argv)
-    given = vars(parser(prog).parse_args(argv[:split]))
-    extra, named = rebased_args(argv[split + 1 :])
+def pytest_args(args: argparse.Namespace) -> list[str]:
+    """The arguments of the pytest run the parsed command line `args` asks for."""
+    given = vars(args)
+    extra, named = rebased_args(args.passed_on)
     report_dir = report_dir_of(given)
     return [
         *([] if named else [str(files.tests_dir())]),
@@ -131,20 +130,18 @@ def report_dir_of(given: dict[str, object]) -> Path:
     return Path(str(named)).resolve()
 
 
-def main(argv: list[str], prog: str = "assistant-conformance run") -> int:
+def main(args: argparse.Namespace) -> int:
     """The run (this process becomes pytest); with --repeat, N runs compared (their status)."""
-    split = argv.index("--") if "--" in argv else len(argv)
-    given = vars(parser(prog).parse_args(argv[:split]))
-    if given.get("repeat"):
+    given = vars(args)
+    if args.repeat:
         from assistant_conformance.cli import repeat
 
-        times = int(str(given["repeat"]))
-        return repeat.main(without_repeat(argv), times, report_dir_of(given), prog)
-    args = pytest_args(argv, prog)
+        return repeat.main(without_repeat(args.words), args.repeat, report_dir_of(given), args.prog)
+    pytest_words = pytest_args(args)
     hypothesis_home = str(files.user_cache() / "hypothesis")
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", hypothesis_home)
     sys.stdout.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *args])
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *pytest_words])
 
 
 def _exists(path: str) -> bool:

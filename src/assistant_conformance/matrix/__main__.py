@@ -1,7 +1,8 @@
-"""python -m assistant_conformance.matrix FILE: the same as `assistant-conformance matrix FILE`."""
+"""python -m assistant_conformance.matrix FILE: the same as `assistant-conformance matrix FILE`
+(the command's `matrix` verb, cli/matrix.py; `matrix merge` too)."""
 
 import sys
 
-from assistant_conformance.matrix.cli import main
+from assistant_conformance.cli import main
 
-sys.exit(main(sys.argv[1:], prog="python -m assistant_conformance.matrix"))
+main(["matrix", *sys.argv[1:]], prog="python -m assistant_conformance")

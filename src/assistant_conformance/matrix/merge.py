@@ -1,43 +1,20 @@
-"""`assistant-conformance matrix merge DIR... [--report-dir OUT] [--readme FILE]`: the grid from
-the report folders of columns run apart (`matrix FILE --only NAME`, a CI job each). Each DIR is a
-matrix report folder (its `targets/*/column.json`) or one target's folder. Refused in one line,
-exit 4: a folder with no column, columns of another seed, depth or selection, a target given
-twice. Exit 3 when a column is an error, else 0 (as `matrix FILE`).
+"""The grid from the report folders of matrix columns run apart (`matrix FILE --only NAME`, a CI
+job each): `gather` takes each column's folder into one matrix report folder
+(`assistant-conformance matrix merge`, cli/matrix_merge.py).
 """
 
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
-from assistant_conformance.matrix import output
 from assistant_conformance.matrix.runner import COLUMN_FILE, Column, load_column
 from assistant_conformance.matrix.targets import Plan
-from assistant_conformance.report.exits import Exit, Parser
 
 
 class MatrixMergeError(ValueError):
     """Folders that do not make one matrix; the message is one line."""
-
-
-def main(argv: list[str], prog: str) -> int:
-    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
-    parser.add_argument("folders", type=Path, nargs="+")
-    parser.add_argument("--report-dir", type=Path, default=Path("reports/matrix"))
-    parser.add_argument("--readme", type=Path)
-    args = parser.parse_args(argv)
-    out = args.report_dir.resolve()
-    try:
-        plan, columns = gather(args.folders, out)
-    except (MatrixMergeError, ValueError, OSError) as exc:
-        print(f"matrix merge: {exc}", file=sys.stderr)
-        return Exit.USAGE
-    print(f"matrix merge: {len(columns)} columns -> {out}")
-    for column in columns:
-        print(output.column_line(column))
-    return output.write_outputs(plan, columns, out, " ".join([*prog.split(), *argv]), args.readme)
 
 
 def gather(folders: list[Path], out: Path) -> tuple[Plan, list[Column]]:

@@ -3,10 +3,7 @@ matrix, the kill table): one table, so that a CI step reads them the same way ev
 
 from __future__ import annotations
 
-import argparse
-import sys
 from enum import IntEnum
-from typing import NoReturn
 
 
 class Exit(IntEnum):
@@ -17,11 +14,3 @@ class Exit(IntEnum):
     USAGE = 4  # a bad option or input file (pytest's own usage error is 4 too)
     UNSTABLE = 6  # `run --repeat N`: runs against one target differed on a verdict (5: pytest's)
     CLOSED_PIPE = 141  # stdout's reader went away (`| head`): as a shell sees SIGPIPE end a writer
-
-
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors exit USAGE (argparse's own exit status is 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(Exit.USAGE, f"{self.prog}: error: {message}\n")

@@ -1,6 +1,6 @@
 """The suite room: what runs inside a user's pytest (tests/ holds the checks themselves), in rooms
-by what they do, from the ground up; a room imports only rooms below it
-(selftests/tree/test_house.py holds the order):
+by what they do, from the ground up; a room imports only rooms below it (the `floors` contract
+in pyproject.toml holds the order, `lint-imports` checks it):
 
 1. config/: the options, as plain data;
 2. http/: the one door to the target: the policy, every client, the bounds, the trail;

@@ -10,6 +10,7 @@ for a bad targets file or option.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import shlex
 import shutil
@@ -20,11 +21,11 @@ from assistant_conformance.matrix import output
 from assistant_conformance.matrix.runner import run_all
 from assistant_conformance.matrix.targets import Plan, PlanError, load_plan
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit, Parser
+from assistant_conformance.report.exits import Exit
 
 
-def parser(prog: str) -> Parser:
-    parser = Parser(prog=prog, description=__doc__.split("\n\n")[0])
+def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = verbs.add_parser("matrix", description=__doc__.split("\n\n")[0])
     parser.add_argument("targets", type=Path, help="the targets file (YAML; see examples/)")
     parser.add_argument("--report-dir", type=Path, default=Path("reports/matrix"))
     parser.add_argument("--jobs", type=int, help="targets run at once (default: the file's, or 2)")
@@ -34,21 +35,16 @@ def parser(prog: str) -> Parser:
         help=f"also put the grid between {' and '.join(output.README_BLOCK)} here",
     )
     parser.add_argument("--only", action="append", help="run only this target (repeatable)")
-    return parser
+    parser.set_defaults(func=main)
 
 
-def main(argv: list[str], prog: str = "assistant-conformance matrix") -> int:
+def main(args: argparse.Namespace) -> int:
     """The matrix; the tokens its runs are given are its secrets (masked in all it writes)."""
     with redact.scope():
-        if argv[:1] == ["merge"]:
-            from assistant_conformance.matrix import merge
-
-            return merge.main(argv[1:], f"{prog} merge")
-        return _run(argv, prog)
+        return _run(args)
 
 
-def _run(argv: list[str], prog: str) -> int:
-    args = parser(prog).parse_args(argv)
+def _run(args: argparse.Namespace) -> int:
     try:
         plan = load_plan(args.targets)
         if args.jobs:
@@ -69,7 +65,8 @@ def _run(argv: list[str], prog: str) -> int:
     columns = run_all(
         plan, out, on_done=lambda column: print(output.column_line(column), flush=True)
     )
-    return output.write_outputs(plan, columns, out, shlex.join([*prog.split(), *argv]), args.readme)
+    command = shlex.join([*args.prog.split(), *args.words])
+    return output.write_outputs(plan, columns, out, command, args.readme)
 
 
 def only(plan: Plan, names: list[str]) -> Plan:
