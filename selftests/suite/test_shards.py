@@ -1,6 +1,9 @@
 """A run split in 3 shards and merged gives what the whole run gives: the same verdict for
 every requirement, the same findings (their stable IDs: requirement, operation, check, seed) and
-the same exit status; against the reference and five mutants, one per family. A merge refuses, in
+the same exit status; against the reference and five mutants, one per family. Where a polling
+loop waited out its bound, the run's later loops of its kind are not judged (flows.Waits): which
+test pays the wait depends on the order, and each shard is a run that pays it once, so there the
+requirements with findings must agree, not their IDs. A merge refuses, in
 one line and exit 4, shards that are not one run's. The split itself is balanced by the shipped
 durations (the measured balance is bench/shards.py's).
 """
@@ -30,6 +33,7 @@ TARGETS = {
     "join-ignores-last-event-id": ["tests/scenario/test_streams.py"],  # stream resumption
     "process-never-starts": ["tests/scenario/test_knowledge.py"],  # knowledge-base processing
 }
+WAITED_OUT = {"process-never-starts"}  # its processing polls wait out their bound
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +78,10 @@ def test_three_shards_merged_equal_the_whole_run(target, tokens, tmp_path):
     merged_verdicts, merged_found, merged_status = outcome(tmp_path / "merged")
     assert merged_status == status == whole.returncode
     assert merged_verdicts == verdicts
-    assert merged_found == found
+    if target in WAITED_OUT:
+        assert {i.rsplit("-", 1)[0] for i in merged_found} == {i.rsplit("-", 1)[0] for i in found}
+    else:
+        assert merged_found == found
     if target != "reference":
         assert found, "the mutant was not caught"
 
