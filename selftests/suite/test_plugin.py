@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from assistant_conformance.suite.run.memory import CollectorSchedule
 
 SMOKE_TEST = """
 import pytest
@@ -163,3 +166,48 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
         except observe.AnswerFault as fault:
             assert door_charges.charge_fault(fault).endswith(f"(charged to {charged})")
     assert [f.requirement for f in record.findings] == [charged]
+
+
+OTHER_CONFTEST = """
+import gc
+
+SEEN = [gc.isenabled()]
+
+
+def pytest_configure(config):
+    SEEN.append(gc.isenabled())
+"""
+OTHER_TEST = """
+import gc
+
+from conftest import SEEN
+
+
+def test_the_collector_is_as_it_was():
+    assert SEEN == [True, True] and gc.isenabled()  # at start-up: imported, configured
+    assert gc.get_freeze_count() == 0  # nothing frozen after the collection
+"""
+
+
+def test_another_projects_pytest_keeps_its_collector(tmp_path: Path) -> None:
+    """The package installed, another project's tests: the plugin leaves the garbage collector as
+    it was (only a run of the suite turns it off through start-up: suite/run/memory.py)."""
+    (tmp_path / "conftest.py").write_text(OTHER_CONFTEST)
+    (tmp_path / "test_other.py").write_text(OTHER_TEST)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_other.py"]
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_a_run_of_the_suite_has_the_collector_off_until_its_collection() -> None:
+    schedule = CollectorSchedule()
+    try:
+        assert not gc.isenabled()
+        collection = schedule.pytest_collection()
+        next(collection)  # the collection starts
+        assert gc.isenabled()
+        collection.close()
+        gc.disable()
+    finally:
+        schedule.pytest_unconfigure()
+    assert gc.isenabled()  # as it was at configure

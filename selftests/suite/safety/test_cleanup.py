@@ -16,7 +16,7 @@ from safety_batch import batch
 from safety_support import TOKEN
 
 from assistant_conformance.suite.http.door import BoundedTransport
-from assistant_conformance.suite.safety.guard import Guard, NotOwned
+from assistant_conformance.suite.safety.guard import Guard, NotOwned, ReadOnlyRefused
 from assistant_conformance.suite.safety.guarded import Guarding
 from assistant_conformance.suite.safety.ledger import CREATES, LEDGER_DIR, Ledger, read_ledger
 from assistant_conformance.suite.safety.removal import Leftover
@@ -134,7 +134,7 @@ def test_read_only_guard_refuses_writes_before_sending() -> None:
             ("PUT", "/api/ai/store/items"),
             ("DELETE", "/api/ai/threads/11111111-1111-1111-1111-111111111111"),
         ]:
-            with pytest.raises(pytest.skip.Exception, match="read-only mode"):
+            with pytest.raises(ReadOnlyRefused, match="read-only mode"):
                 client.request(method, path)
         assert client.post("/api/ai/threads/search").status_code == 200
         assert client.get("/api/ai/threads/11111111-1111-1111-1111-111111111111").is_success

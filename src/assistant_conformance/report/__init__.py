@@ -1,22 +1,23 @@
 """The report room: the result model (model.py), the verdicts decided from it (verdicts.py), the
 catalogue and baseline they are decided against, redaction, and every writer. Writers only read a
 Run, through one redacted dict (document.to_dict), and render it: conformance.json, conformance.md,
-conformance.html, badge.json (a shields.io endpoint) and the terminal summary; JUnit XML and
-Allure come from pytest and allure-pytest, labelled here (integrations.py). Nothing here imports
-the suite, the reference or the proof."""
+conformance.html, badge.json (a shields.io endpoint) and the terminal summary (terminal.py, a
+run's); JUnit XML and Allure come from pytest and allure-pytest, labelled here (integrations.py).
+Nothing here imports the suite, the reference or the proof, and only the pytest writers
+(terminal.py, integrations.py, allure_listener.py) import pytest: an audit writes its reports
+without it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from assistant_conformance.report import badge, document, htmlpage, markdown, redact, terminal
+from assistant_conformance.report import badge, document, htmlpage, markdown, redact
 from assistant_conformance.report.model import Run
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "conformance.json", "conformance.md", "conformance.html"
+JUNIT_FILE = "junit.xml"  # pytest's in a run (integrations.py), the audit's own in an audit
 
-__all__ = ["terminal_summary", "write_all"]
+__all__ = ["write_all"]
 
 
 def write_all(run: Run, report_dir: Path) -> None:
@@ -28,7 +29,3 @@ def write_all(run: Run, report_dir: Path) -> None:
     )
     (report_dir / HTML_FILE).write_text(htmlpage.to_html(doc), encoding="utf-8")
     document.write_json(badge.badge(doc), report_dir / badge.BADGE_FILE)
-
-
-def terminal_summary(tr: pytest.TerminalReporter, run: Run, report_dir: Path) -> None:
-    terminal.to_terminal(tr, document.to_dict(run), report_dir)

@@ -19,9 +19,9 @@ import pytest
 from assistant_conformance.contract import files
 from assistant_conformance.contract.catalogue import Catalogue
 from assistant_conformance.contract.files import CATALOGUE_PATH, SPEC_DIR, read_yaml
+from assistant_conformance.report import JUNIT_FILE
 from assistant_conformance.report.model import Finding
 
-JUNIT_FILE = "junit.xml"
 ALLURE_DIR = "allure-results"
 INTERFACE = "spec/interface.md"
 ALLURE_SEVERITY = {"MUST": "critical", "SHOULD": "normal"}

@@ -13,12 +13,18 @@ from assistant_conformance.report.document import (
     cleanup_lines,
     replay_command,
     runs_line,
+    to_dict,
     transport_line,
 )
+from assistant_conformance.report.model import Run
 
 MARK = {"fail": "x", "error": "E", "warn": "!", "known": "~"}
 COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "pass": "green"}
 ORDER = ("fail", "error", "warn", "known")
+
+
+def terminal_summary(tr: pytest.TerminalReporter, run: Run, report_dir: Path) -> None:
+    to_terminal(tr, to_dict(run), report_dir)
 
 
 def to_terminal(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -> None:

@@ -4,14 +4,7 @@ It keeps one typed state per run on the config stash (suite/run/state.py);
 its fixtures (the target, clients of each principal, the run's ledger) are in suite/fixtures.py.
 """
 
-# ruff: noqa: E402 (the collector goes off before the imports: they are most of start-up)
 from __future__ import annotations
-
-import gc
-
-# The collector's passes over what the imports make find nothing to free: off until the collection
-# starts (`pytest_collection`, in every process, a worker's or not), a sixth of a start-up's CPU.
-gc.disable()
 
 import secrets
 import time
@@ -27,12 +20,11 @@ from assistant_conformance.report import (
     integrations,
     pipe,
     redact,
-    terminal_summary,
     write_all,
 )
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import Gate
-from assistant_conformance.suite.config import shards
+from assistant_conformance.report.terminal import terminal_summary
 from assistant_conformance.suite.config.settings import (
     OptionError,
     SuiteSettings,
@@ -49,11 +41,12 @@ from assistant_conformance.suite.judging.findings import TestRecord
 from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.run import capabilities, identity, results
+from assistant_conformance.suite.run.memory import CollectorSchedule
 from assistant_conformance.suite.run.state import RECORD_KEY, RUN_KEY, SESSION, RunState, run_state
 from assistant_conformance.suite.safety import sweep
 from assistant_conformance.suite.safety.guarded import Guarding, ProbesAdapter
 from assistant_conformance.suite.safety.ledger import ANONYMOUS
-from assistant_conformance.suite.safety.session import breaches, redact_report, skip_writers
+from assistant_conformance.suite.safety.session import breaches, writers
 
 pytest_plugins = (
     "assistant_conformance.suite.config.argv",
@@ -70,6 +63,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml and allure-pytest read their options
 def pytest_configure(config: pytest.Config) -> None:
+    active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
+    if active:  # first: the collector off through the rest of start-up
+        config.pluginmanager.register(CollectorSchedule(), "assistant-conformance-memory")
     pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe does not end the run
     config.addinivalue_line(
         "markers", "req(*ids): requirement IDs (spec/requirements.yaml) the test checks"
@@ -82,7 +78,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "SHOULD: checks a requirement implied by HTTP, SSE or practice"
     )
-    active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
     try:
         settings = SuiteSettings.from_config(config)
         known = baseline.load_baseline(settings.baseline, catalogue) if settings.baseline else {}
@@ -108,11 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
     caps = capabilities.declared_unsupported(settings.unsupported)
     collector = outcomes.Collector(caps)
     config.pluginmanager.register(collector, "assistant-conformance-collector")
+    config.pluginmanager.register(outcomes.NotJudgedSkips(), "assistant-conformance-skips")
     state = RunState(settings, policy, masked, known, caps, collector, bool(worker), active)
     state.session, state.shared, state.controller = session, shared, controller
     config.stash[RUN_KEY] = state
-    if active and settings.shard:
-        config.pluginmanager.register(shards.Split(settings.shard, settings.examples))
     integrations.default_outputs(config, settings.report_dir)
 
 
@@ -146,7 +140,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Make requirement IDs, their sections and levels selectable with -k and -m; label them."""
     catalogue = load()
     if run_state(config).settings.read_only:
-        skip_writers(items)
+        for item in writers(items):
+            item.add_marker(pytest.mark.skip(reason="read-only mode: this check writes"))
     for item in items:
         ids = requirement_ids(item)
         for rid in ids:
@@ -158,7 +153,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if ids:
             item.user_properties.append(("requirements", ",".join(ids)))
         integrations.label(item, catalogue, ids)
-    gc.freeze()  # start-up's objects live through the run: out of the collector's full passes
 
 
 # --- findings → test outcome → requirement verdicts -------------------------------------------
@@ -212,7 +206,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    redact_report(report, call)  # an exception, captured output: before anyone shows it
+    outcomes.redact_report(report, call)  # an exception, captured output: before anyone shows it
     record = item.stash.get(RECORD_KEY, None) if call.when == "call" else None
     state = run_state(item.config)
     caps = state.capabilities
@@ -251,7 +245,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> bool | None:
     """--sweep: remove what earlier runs left on the target, and run no tests."""
-    gc.enable()  # start-up's imports are done
     state = run_state(session.config)
     if not state.settings.sweep:
         return None

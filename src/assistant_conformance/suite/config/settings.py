@@ -9,15 +9,16 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
 from assistant_conformance.report.redact import MIN_SECRET_LENGTH
 from assistant_conformance.suite.config.options import OPTIONS, Option
 from assistant_conformance.suite.config.shards import Shard
+
+if TYPE_CHECKING:  # pytest hands its parser and config in: reading settings needs no pytest
+    import pytest
 
 # Optional capability groups (--unsupported): the catalogue says which sections each covers.
 CAPABILITY_GROUPS = load().groups

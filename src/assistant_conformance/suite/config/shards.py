@@ -2,6 +2,7 @@
 the suite (`durations.json`, measured by `bench/shards.py --record` at the default depth and a deep
 one). Every shard computes the same split from the same collection, so each test runs in exactly
 one shard, and its cases depend only on the seed and the test: the same verdict wherever it runs.
+The run keeps its shard's share in suite/run/concurrency.py.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
-
-import pytest
 
 SPELLING = re.compile(r"^([1-9]\d*)/([1-9]\d*)$")
 DURATIONS = "durations.json"
@@ -77,19 +76,3 @@ def split(nodeids: list[str], count: int, examples: int) -> list[list[str]]:
 
 def share(nodeids: list[str], shard: Shard, examples: int) -> set[str]:
     return set(split(nodeids, shard.count, examples)[shard.index - 1])
-
-
-class Split:
-    """A sharded run's pytest plugin: after every other selection (-k, -m, paths), only this
-    shard's share of the tests runs; the others are deselected (counted as such by pytest)."""
-
-    def __init__(self, shard: Shard, examples: int) -> None:
-        self.shard, self.examples = shard, examples
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(
-        self, config: pytest.Config, items: list[pytest.Item]
-    ) -> None:
-        mine = share([item.nodeid for item in items], self.shard, self.examples)
-        config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in mine])
-        items[:] = [item for item in items if item.nodeid in mine]

@@ -24,6 +24,11 @@ says where it comes from (a `Deadline`, named in a fault):
   misses even that while other runs of the suite were in flight is not judged (the AnswerFault's
   `loaded` says so), and not counted as missed.
 
+A check that cannot be judged (a bound spent, the target throttling, the run's budget, --read-only,
+a stopped run, a failed precondition) raises NotJudged: the test's verdict is skip, with its
+reason. It is the suite's own word, no test runner's (the plugin makes it pytest's skip); the
+standard library's SkipTest beneath it, so that Hypothesis passes it on as a skip, not a failure.
+
 `breaking_input` marks the requests of a block as sent to break the document on purpose, so that
 a fault of their answers is judged as the answer to such input; `refusal_expected` (which it
 implies) tells the run's budget of what cannot be removed that a conformant target makes nothing
@@ -38,8 +43,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
-
-import pytest
+from unittest import SkipTest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.shared import SharedCounts
@@ -128,7 +132,15 @@ def refusing() -> bool:
     return _refusal.get()
 
 
-class Overdue(pytest.skip.Exception):  # type: ignore[name-defined]
+class NotJudged(SkipTest):
+    """A check not judged: the test's verdict is skip, its reason `msg` (as pytest's skip)."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg)
+        self.msg = msg
+
+
+class Overdue(NotJudged):
     """The operation ran past its deadline LATE_TIMES times in this run: it is not asked again,
     the check that needed it is not judged. `side`: only requests that are not plain are no
     longer asked (a plain one still may be)."""

@@ -36,7 +36,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
@@ -44,7 +43,7 @@ from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import door, door_requests, observe, running
-from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines
+from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines, NotJudged
 from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
 
 HARMLESS = frozenset(
@@ -62,7 +61,7 @@ CLOSED_EARLY = (
 )
 
 
-class Throttled(pytest.skip.Exception):  # type: ignore[name-defined]
+class Throttled(NotJudged):
     """The target still throttled a request after RETRIES waits: the check is not judged."""
 
 

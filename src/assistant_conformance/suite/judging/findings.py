@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import httpx
-import pytest
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import by_label, match_path, operation_label
@@ -30,6 +29,7 @@ from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
 from assistant_conformance.suite.http import absent, running, trail
 from assistant_conformance.suite.http.door import label_of
 from assistant_conformance.suite.http.exchange import Exchange, describe
+from assistant_conformance.suite.http.observe import NotJudged
 from assistant_conformance.suite.http.running import Scope
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.error_bodies import error_in
@@ -81,7 +81,7 @@ def recording(record: TestRecord) -> AbstractContextManager[Scope]:
     return running.within(record)
 
 
-class Blocked(pytest.skip.Exception):  # type: ignore[name-defined]
+class Blocked(NotJudged):
     """A test cannot go on after a failed precondition; recorded findings decide its verdict."""
 
 

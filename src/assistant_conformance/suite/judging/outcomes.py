@@ -4,11 +4,16 @@ The plugin calls `settle` while pytest builds each report: failed findings fail 
 the requirement / expected / actual / curl text), failures the baseline knows become xfail, and
 what the result model needs is put on the report as a plain dict (`report.conformance`), which
 pytest-xdist carries from the workers to the controller with the rest of the report.
+
+A check not judged raises the suite's NotJudged (http/observe.py), no pytest's: `NotJudgedSkips`
+makes it pytest's skip with its reason and the place it was raised, which the reports read as a
+skip raised by pytest.skip was read.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Generator
 from dataclasses import asdict
 from typing import Any
 
@@ -17,6 +22,7 @@ import pytest
 from assistant_conformance.report import integrations, redact
 from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.model import FAIL, Finding, GroupStatus, TestResult
+from assistant_conformance.suite.http.observe import NotJudged
 from assistant_conformance.suite.judging.findings import Blocked
 
 ATTR = "conformance"
@@ -38,11 +44,57 @@ def body_outcome(report: pytest.TestReport, call: pytest.CallInfo[None]) -> tupl
     if report.passed:
         return "passed", ""
     if report.skipped:
-        blocked = call.excinfo is not None and isinstance(call.excinfo.value, Blocked)
+        blocked = call.excinfo is not None and isinstance(call.excinfo.value.__cause__, Blocked)
         message = getattr(call.excinfo.value, "msg", None) if call.excinfo else None
         return ("blocked" if blocked else "skipped"), str(message or _skip_reason(report))
     reason = call.excinfo.exconly().splitlines()[0][:300] if call.excinfo else "failed"
     return ("failed" if report.when == "call" else "error"), f"{report.when}: {reason}"
+
+
+def skipped(not_judged: NotJudged, at_test: bool = False) -> BaseException:
+    """`not_judged` as pytest's skip: its reason, where it was raised (`at_test`: the test's place,
+    as pytest gives a fixture's skip) and, as its cause, itself (a Blocked test is told apart)."""
+    skip = pytest.skip.Exception(not_judged.msg, _use_item_location=at_test)
+    skip.__cause__ = not_judged
+    return skip.with_traceback(not_judged.__traceback__)
+
+
+class NotJudgedSkips:
+    """NotJudged into pytest's skip: raised in a test function, before schemathesis' wrapper
+    (which would take the standard library's SkipTest for its own); in any phase, before the
+    report is made (a fixture's, at the test's place, as pytest places a fixture's skip)."""
+
+    @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: before schemathesis' wrapper
+    def pytest_pyfunc_call(self) -> Generator[None, object, object]:
+        try:
+            return (yield)
+        except NotJudged as not_judged:
+            raise skipped(not_judged) from not_judged
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # before any other reads the call
+    def pytest_runtest_makereport(
+        self, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        if call.excinfo is not None and isinstance(call.excinfo.value, NotJudged):
+            skip = skipped(call.excinfo.value, at_test=call.when == "setup")
+            call.excinfo = pytest.ExceptionInfo.from_exception(skip)
+        return (yield)
+
+
+def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    """Mask secrets in what pytest, JUnit and Allure show of a test: its exception, its longrepr,
+    its captured output."""
+    if call.excinfo is not None:
+        redact.exception(call.excinfo.value)
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        report.longrepr = (longrepr[0], longrepr[1], redact.text(str(longrepr[2])))
+    elif longrepr is not None:
+        text = str(longrepr)
+        masked = redact.text(text)
+        if masked != text:
+            report.longrepr = masked
+    report.sections = [(title, redact.text(content)) for title, content in report.sections]
 
 
 def decide_outcome(

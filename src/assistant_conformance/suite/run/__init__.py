@@ -5,7 +5,9 @@
 - identity.py: what identifies a run (suite and spec hashes, options); stats.py: what it measured;
 - concurrency.py: the spread over pytest-xdist workers; shared_reference.py: its one embedded
   reference;
-- capabilities.py: optional capability groups, declared or probed.
+- capabilities.py: optional capability groups, declared or probed;
+- memory.py: the garbage collector through a run of the suite (off during start-up, start-up's
+  objects frozen once collected, no last pass at a process's end), in no other pytest run.
 
 May import: config, http, judging, safety, flows, property, evidence.
 """

@@ -5,12 +5,11 @@ to overlap, and the same cores serve both); against a target off this machine (o
 answers: the pre-flight's read is timed (`target.round_trip`) and the count follows from it
 (`from_round_trip`), between REMOTE_CONCURRENCY and REMOTE_MOST. Each test's generated cases come
 from --seed and the test's name, so the verdicts do not depend on which worker ran it; reports,
-the ledger and measurements merge on the controller (suite/run/state.py)."""
+the ledger and measurements merge on the controller (suite/run/state.py). A run given --shard I/N
+keeps its share of the tests (the share itself: suite/config/shards.py)."""
 
 from __future__ import annotations
 
-import atexit
-import gc
 import ipaddress
 import math
 import os
@@ -20,6 +19,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from assistant_conformance.report import redact
+from assistant_conformance.suite.config import shards
 from assistant_conformance.suite.config.options import LOCAL_MOST, REMOTE_CONCURRENCY, REMOTE_MOST
 from assistant_conformance.suite.config.settings import (
     OptionError,
@@ -47,10 +47,6 @@ UNUSABLE_KEY = pytest.StashKey[str]()
 # marked AFTER_PROBE after that worker's property tests (they wait on what the probe made).
 STAYING_GROUPS = ("chatkit",)
 AFTER_PROBE = "after_probe"
-# As a process of the run ends, nothing it holds is collected: the interpreter's last pass over
-# the whole heap took a worker 0.2 s, which the controller waits for before it reports. Once a
-# process (not at each configure: a process may run pytest many times).
-atexit.register(gc.freeze)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -91,11 +87,17 @@ def ask_workers(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker (every worker orders alike): the order its scheduler deals."""
+    """In a pytest-xdist worker (every worker orders alike): the order its scheduler deals. Then,
+    given --shard I/N, after every other selection (-k, -m, paths): only the shard's share of the
+    tests runs; the others are deselected (counted as such by pytest)."""
+    state = run_state(config)
     worker = getattr(config, "workerinput", None)
     if worker is not None:
-        examples = run_state(config).settings.examples
-        items[:] = dealt(items, int(worker.get("workercount", 1)), examples)
+        items[:] = dealt(items, int(worker.get("workercount", 1)), state.settings.examples)
+    if state.active and (shard := state.settings.shard) is not None:
+        mine = shards.share([item.nodeid for item in items], shard, state.settings.examples)
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in mine])
+        items[:] = [item for item in items if item.nodeid in mine]
 
 
 def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.Item]:

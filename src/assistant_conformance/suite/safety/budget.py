@@ -28,11 +28,10 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-import pytest
-
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import running
+from assistant_conformance.suite.http.observe import NotJudged
 from assistant_conformance.suite.safety.removal import kind_of
 
 LIMIT = 3  # made and not removable, per kind, per run
@@ -43,7 +42,7 @@ BUDGET_FILE = "budget.json"
 PLACE_WAIT = 30.0
 
 
-class BudgetSpent(pytest.skip.Exception):  # type: ignore[name-defined]
+class BudgetSpent(NotJudged):
     """A create the run could not remove afterwards finds the run's budget spent: not sent, the
     check that needed it not judged."""
 

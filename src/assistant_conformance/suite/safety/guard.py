@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import pytest
 
 from assistant_conformance.contract import openapi
 from assistant_conformance.report import redact
 from assistant_conformance.suite.http.door import label_of
+from assistant_conformance.suite.http.observe import NotJudged
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 # POST operations of the contract that only read.
@@ -42,11 +42,11 @@ REJECTIONS_IN_A_ROW = 10  # the run's own token refused this often in a row: it 
 WRITE_PROBED_GROUPS = ("files", "contexts", "chatkit")  # capability probes that are writes
 
 
-class ReadOnlyRefused(pytest.skip.Exception):  # type: ignore[name-defined]
+class ReadOnlyRefused(NotJudged):
     """A check would send a write under --read-only; the test is skipped before it is sent."""
 
 
-class Stopped(pytest.skip.Exception):  # type: ignore[name-defined]
+class Stopped(NotJudged):
     """The run was stopped (a harness error): the test is not judged, and the plugin ends the run
     (in a pytest-xdist worker: skips the rest, for the controller to end it)."""
 

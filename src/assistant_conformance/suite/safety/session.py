@@ -1,7 +1,8 @@
 """The run's safety session: its guard and ledger, put around each principal's clients
-(`around`), the clean-up at the end (or --no-cleanup), --read-only skips, redaction of what pytest
-shows, and the report lines. The guard every request passes is suite/safety/guard.py (around the
-clients: guarded.py); the ledger ledger.py. A replay opens one of its own (`for_replay`).
+(`around`), the clean-up at the end (or --no-cleanup), and the report lines. The guard every
+request passes is suite/safety/guard.py (around the clients: guarded.py); the ledger ledger.py.
+A replay opens one of its own (`for_replay`). Which tests --read-only skips up front (`writers`;
+the plugin skips them; redaction of what pytest shows: suite/judging/outcomes.py).
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
@@ -26,6 +26,9 @@ from assistant_conformance.suite.safety.budget import BUDGET_FILE, Allowance
 from assistant_conformance.suite.safety.guard import Guard
 from assistant_conformance.suite.safety.guarded import Guarding
 from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read_ledger
+
+if TYPE_CHECKING:  # the plugin hands its items in
+    import pytest
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 
@@ -112,32 +115,19 @@ def cleanup_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.
             client.close()
 
 
-def skip_writers(items: list[pytest.Item]) -> None:
-    """--read-only: skip up front the property layer (its generated cases write, `api_session`),
-    anything marked `writes`, and what sends through clients other than GUARDED_CLIENTS (the
-    credential cases'); the guard skips the rest at their first write."""
+def writers(items: list[pytest.Item]) -> list[pytest.Item]:
+    """--read-only: the tests to skip up front (the plugin skips them): the property layer (its
+    generated cases write, `api_session`), anything marked `writes`, and what sends through
+    clients other than GUARDED_CLIENTS (the credential cases'); the guard skips the rest at their
+    first write."""
+    found = []
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         generated = "api_session" in names
         unguarded = "target" in names and not names & set(GUARDED_CLIENTS)
         if item.get_closest_marker("writes") or generated or unguarded:
-            item.add_marker(pytest.mark.skip(reason="read-only mode: this check writes"))
-
-
-def redact_report(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
-    """Mask secrets in what pytest, JUnit and Allure show of a test: its exception, its longrepr,
-    its captured output."""
-    if call.excinfo is not None:
-        redact.exception(call.excinfo.value)
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        report.longrepr = (longrepr[0], longrepr[1], redact.text(str(longrepr[2])))
-    elif longrepr is not None:
-        text = str(longrepr)
-        masked = redact.text(text)
-        if masked != text:
-            report.longrepr = masked
-    report.sections = [(title, redact.text(content)) for title, content in report.sections]
+            found.append(item)
+    return found
 
 
 def breaches(session: SafetySession | None) -> list[str]:
