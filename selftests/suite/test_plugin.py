@@ -179,6 +179,7 @@ def pytest_configure(config):
 """
 OTHER_TEST = """
 import gc
+import os
 
 from conftest import SEEN
 
@@ -186,16 +187,25 @@ from conftest import SEEN
 def test_the_collector_is_as_it_was():
     assert SEEN == [True, True] and gc.isenabled()  # at start-up: imported, configured
     assert gc.get_freeze_count() == 0  # nothing frozen after the collection
+
+
+def test_the_run_is_not_spread_over_workers():
+    assert "PYTEST_XDIST_WORKER" not in os.environ
 """
 
 
 def test_another_projects_pytest_keeps_its_collector(tmp_path: Path) -> None:
     """The package installed, another project's tests: the plugin leaves the garbage collector as
-    it was (only a run of the suite turns it off through start-up: suite/run/memory.py)."""
+    it was (only a run of the suite turns it off through start-up: suite/run/memory.py), and the
+    run in one process (only a run of the suite asks pytest-xdist for its workers)."""
     (tmp_path / "conftest.py").write_text(OTHER_CONFTEST)
     (tmp_path / "test_other.py").write_text(OTHER_TEST)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_other.py"]
-    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    as_a_user = ("ASSISTANT_API_CONCURRENCY", "PYTEST_XDIST_WORKER")  # (the self-tests' own)
+    env = {k: v for k, v in os.environ.items() if k not in as_a_user}
+    run = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from assistant_conformance.report import redact
+from assistant_conformance.report import integrations, redact
 from assistant_conformance.suite.config import shards
 from assistant_conformance.suite.config.options import LOCAL_MOST, REMOTE_CONCURRENCY, REMOTE_MOST
 from assistant_conformance.suite.config.settings import (
@@ -65,9 +65,12 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, int | None, in
 
 
 def ask_workers(config: pytest.Config) -> None:
-    """Ask xdist for the workers unless -n was given, xdist is off, or the run cannot be spread
-    (a worker, --collect-only, --pdb, --sweep)."""
+    """Ask xdist for the workers unless -n was given, xdist is off, the run is not of the suite's
+    checks (another project's tests, with the package installed), or it cannot be spread (a
+    worker, --collect-only, --pdb, --sweep)."""
     if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if not integrations.is_suite_run(config):
         return
     if config.getoption("numprocesses", None) is not None:
         return
