@@ -21,6 +21,7 @@ from assistant_conformance.suite.flows import (
     items_of,
     json_of,
     knowledge,
+    processing,
 )
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
@@ -83,7 +84,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
     use(api, away, "POST", f"{base}/process", 201, json=doc_ids)
 
     timeout = suite_settings.process_timeout
-    polled, statuses, _ = knowledge.poll_until_terminal(api, away, kb_id, doc_ids, timeout, waits)
+    polled, statuses, _ = processing.poll_until_terminal(api, away, kb_id, doc_ids, timeout, waits)
     findings.expect(
         SHARED,
         statuses is not None and set(doc_ids) <= set(statuses),
@@ -91,12 +92,12 @@ def test_knowledge_base_is_shared_by_both_prefixes(
         statuses,
         polled,
     )
-    at_home = api.get(knowledge.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
+    at_home = api.get(processing.status_url(home, kb_id), params={"ids": ",".join(doc_ids)})
     findings.expect(
         SHARED,
-        knowledge.read_statuses(at_home) == statuses,
+        processing.read_statuses(at_home) == statuses,
         f"status under {home} answers what {away} does",
-        knowledge.read_statuses(at_home),
+        processing.read_statuses(at_home),
         at_home,
     )
 
@@ -104,7 +105,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
     # Compared across the prefixes (one store: both answer alike); that the deleted is gone is
     # KB-DELETE-GONE's, whichever prefix it is read under.
     ids = {"ids": ",".join(doc_ids)}
-    gone = {p: api.get(knowledge.status_url(p, kb_id), params=ids) for p in (away, home)}
+    gone = {p: api.get(processing.status_url(p, kb_id), params=ids) for p in (away, home)}
     findings.expect(
         SHARED,
         answered(gone[home]) == answered(gone[away]),
@@ -125,7 +126,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
 
 def answered(response: httpx.Response) -> tuple[int, object]:
     """A status answer as compared across the prefixes: its status and the documents it names."""
-    return response.status_code, knowledge.read_statuses(response)
+    return response.status_code, processing.read_statuses(response)
 
 
 def shape(response: httpx.Response) -> object:

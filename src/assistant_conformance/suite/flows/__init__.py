@@ -4,7 +4,9 @@
   the control run that shows how a run of it works;
 - runs.py: threads, runs and streams; agreement.py: a run read after its stream agrees with it;
   threads.py: thread state writes;
-- knowledge.py: knowledge bases and documents; conversations.py: conversations and messages;
+- knowledge.py: knowledge bases; processing.py: their documents, processed and polled (whether
+  processing completes judged in whichever test polls in vain first); conversations.py:
+  conversations and messages;
 - auth.py: real resources of one principal for the auth, isolation and robustness checks;
   owner_reads.py: what the owner reads of one around a request that should change nothing.
 

@@ -1,4 +1,4 @@
-"""Knowledge-base flows (interface 4.1): valid bodies, create, bulk, process, status polling.
+"""Knowledge-base flows (interface 4.1): valid bodies, create, update (documents: processing.py).
 
 Both prefixes serve the same operations; every helper takes the prefix. Status requirements are
 per prefix (KB-V1-STATUS, KB-KNOWLEDGES-STATUS), so a test names the one of its prefix. A body
@@ -19,9 +19,8 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite import flows
-from assistant_conformance.suite.flows import identifier, is_client_error, is_success, json_of, poll
-from assistant_conformance.suite.judging import checks, findings
+from assistant_conformance.suite.flows import identifier, is_client_error, is_success, json_of
+from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
 V1, KNOWLEDGES = "/api/ai/v1/kb", "/api/ai/knowledges"
@@ -229,86 +228,6 @@ def track_if_created(ledger: Ledger, prefix: str, response: httpx.Response) -> N
     body = json_of(response)
     if is_success(response) and isinstance(body, dict) and isinstance(body.get("id"), str):
         ledger.track("DELETE", f"{prefix}/{body['id']}")
-
-
-def bulk(
-    api: httpx.Client, prefix: str, kb_id: str, docs: list[dict[str, Any]], status_req: str
-) -> list[str]:
-    """Bulk-create documents (201); KB-BULK-CREATES: one document with an id per element sent."""
-    response = api.post(f"{prefix}/{kb_id}/bulk", json=docs)
-    findings.require_success(status_req, response, 201)
-    body = json_of(response)
-    ids = [d.get("id") for d in body if isinstance(d, dict)] if isinstance(body, list) else []
-    good = [i for i in ids if isinstance(i, str) and i]
-    findings.require(
-        "KB-BULK-CREATES",
-        isinstance(body, list) and len(good) == len(docs) and len(set(good)) == len(docs),
-        f"a JSON array of {len(docs)} documents, each with its own string id",
-        body,
-        response,
-    )
-    return good
-
-
-def ids_of(response: httpx.Response) -> list[str]:
-    """The document ids of a bulk answer (none when it is not an array of {id})."""
-    body = json_of(response) if is_success(response) else None
-    found = [d.get("id") for d in body if isinstance(d, dict)] if isinstance(body, list) else []
-    return [i for i in found if isinstance(i, str) and i]
-
-
-def process(
-    api: httpx.Client, prefix: str, kb_id: str, doc_ids: list[str], status_req: str
-) -> httpx.Response:
-    response = api.post(f"{prefix}/{kb_id}/process", json=doc_ids)
-    findings.require_success(status_req, response, 201)
-    return response
-
-
-def status_url(prefix: str, kb_id: str) -> str:
-    return f"{prefix}/{kb_id}/status"
-
-
-def read_statuses(response: httpx.Response) -> dict[str, Any] | None:
-    """{document id: status} of a status answer; None when it is not an array of {id, ...}."""
-    body = json_of(response)
-    if not isinstance(body, list) or not all(isinstance(e, dict) for e in body):
-        return None
-    return {str(e.get("id")): e.get("status") for e in body}
-
-
-def poll_until_terminal(
-    api: httpx.Client,
-    prefix: str,
-    kb_id: str,
-    doc_ids: list[str],
-    timeout: float,
-    waits: flows.Waits,
-) -> tuple[httpx.Response, dict[str, Any] | None, bool]:
-    """Poll status with `ids` until every named document is terminal or `timeout` (flows.Waits)."""
-
-    def read() -> httpx.Response:  # until all terminal, or no status answer: nothing more to learn
-        return api.get(status_url(prefix, kb_id), params={"ids": ",".join(doc_ids)})
-
-    response, _ = poll(read, {"kind": "documents-settled", "ids": doc_ids}, timeout, waits)
-    found = read_statuses(response) if response.status_code == 200 else None
-    done = found is not None and all(found.get(i) in checks.TERMINAL_DOCUMENT for i in doc_ids)
-    return response, found, done
-
-
-def expect_exact(response: httpx.Response, requested: list[str]) -> bool:
-    """KB-STATUS-EXACT: the answer holds each requested document once, and no other."""
-    body = json_of(response)
-    answered = (
-        [e.get("id") for e in body if isinstance(e, dict)] if isinstance(body, list) else None
-    )
-    return findings.expect(
-        "KB-STATUS-EXACT",
-        answered is not None and sorted(answered, key=str) == sorted(requested),
-        f"statuses of exactly {sorted(requested)}",
-        answered if answered is not None else body,
-        response,
-    )
 
 
 def read_kb(api: httpx.Client, prefix: str, kb_id: str) -> dict[str, Any] | None:
