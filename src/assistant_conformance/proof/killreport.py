@@ -24,6 +24,7 @@ class Case:
     bound: Bound | None = None  # a hostile mutant's: time, memory and exit status of the run
     kept: tuple[str, ...] = ()  # a mutant's: requirements its run must still pass
     warns: tuple[str, ...] = ()  # a variant's: the SHOULDs it may warn (room the document leaves)
+    timed: bool = False  # a variant whose room is in timing (variants/_base.py)
 
     @property
     def server_args(self) -> list[str]:

@@ -10,12 +10,11 @@ warned) and none errs; it **survived** when one of its IDs is not reported, and 
 they are, but with others, with errors, or with a requirement it keeps (`kept`) not passing. A
 variant **passed** when the whole suite, run against it at a shallower property depth
 (VARIANT_DEPTH: every test and requirement, fewer generated cases), gives no failure, no error and
-no warning but on the SHOULDs it names (`warns`): the reference itself gets none (the README's
-first command shows it, at the default depth). With `--repeat N` each variant's suite runs N times
-against its one server, with the suite's default workers (a spread run's timing is what a verdict
-must not depend on), and passes only when every run's verdicts are the same as well
-(report/repeat.py). Writes killtable.md and killtable.json to the report directory; exits 0 only
-when every mutant is killed and every variant passed.
+no warning but on the SHOULDs it names (`warns`), as the reference gets none. With `--repeat N`
+each variant's suite runs N times against its one server with the default workers, and passes
+only when every run's verdicts are the same too (report/repeat.py). Writes killtable.md and
+killtable.json to the report directory; exits 0 only when every mutant is killed and every
+variant passed (docs/proof.md).
 """
 
 from __future__ import annotations
@@ -84,6 +83,7 @@ def cases(names: Iterable[str] = (), kinds: Iterable[str] = (MUTANT, VARIANT)) -
             first_paragraph(cls),
             getattr(cls, "warnings_allowed", False),
             warns=getattr(cls, "warns", ()),
+            timed=getattr(cls, "timed", False),
         )
         for name, cls in VARIANTS.items()
     ]
@@ -111,9 +111,8 @@ def plugins_off(args: tuple[str, ...], spread: bool = False) -> list[str]:
 def run_case(
     case: Case, workdir: Path, timeout: float = RUN_TIMEOUT, spread: bool = False, runs: int = 1
 ) -> CaseOutcome:
-    """One server, `runs` suite runs against it one after another (`spread`: with the suite's
-    default workers, else in one process); the verdicts read from their conformance.json, and
-    those that differed between runs."""
+    """One server, `runs` suite runs against it in turn (`spread`: with the default workers, else
+    in one process); the verdicts of their conformance.json, and those that differed."""
     workdir.mkdir(parents=True, exist_ok=True)
     tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
     started = time.monotonic()
@@ -243,14 +242,15 @@ def run_cases(
     timeout: float = RUN_TIMEOUT,
     spread: bool = False,
     repeat: int = 1,
+    timed_only: bool = False,
 ) -> list[CaseOutcome]:
-    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged. A
-    variant runs `repeat` times against its server, spread over the default workers when
-    repeated (see the module)."""
+    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged. A variant
+    (`timed_only`: a timed one) runs `repeat` times against its server, spread when repeated."""
     order = sorted(selected, key=rank)
 
     def run(case: Case) -> CaseOutcome:
-        runs = repeat if case.kind == VARIANT else 1
+        repeated = case.kind == VARIANT and (case.timed or not timed_only)
+        runs = repeat if repeated else 1
         return run_case(case, workdir / case.name, timeout, spread or runs > 1, runs)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

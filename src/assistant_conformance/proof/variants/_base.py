@@ -16,6 +16,7 @@ class Variant:
 
     pytest_args: tuple[str, ...] = ()  # how the whole suite runs against it, if not as usual
     warns: tuple[str, ...] = ()  # the SHOULDs it breaks where the document leaves room
+    timed = False  # its room is in timing (queues, lags, other traffic): repeated in the self-tests
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

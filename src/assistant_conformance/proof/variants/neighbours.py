@@ -42,6 +42,8 @@ class EveryThreadRuns(Variant):
     document does not say the list holds only that thread's runs. An unknown thread is refused
     as the reference refuses it."""
 
+    timed = True
+
     pytest_args = SPREAD
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -73,6 +75,8 @@ class BusyNeighbour(Variant):
     added to the catalogue or one of them taken away (as an admin's client would: the document has
     no assistant create). It carries none of the run's marks: every collection the run reads that
     is not filtered to what the run made changes under it."""
+
+    timed = True
 
     pytest_args = SPREAD
 
@@ -168,6 +172,8 @@ class ChatkitFree(Variant):
 
     Taking a body that breaks the suite's reading of it is a SHOULD warned (ROBUST-BAD-INPUT-4XX):
     that warning is true, and allowed; every MUST, CHATKIT-STATUS among them, is judged and met."""
+
+    timed = True
 
     pytest_args = SPREAD
     warns = ("ROBUST-BAD-INPUT-4XX",)

@@ -38,6 +38,8 @@ class StatusLagsStreamEnd(JsonRewrite):
     queue-backed server whose worker publishes the end before it stores the status: the document
     states no order between the two."""
 
+    timed = True
+
     def __init__(self, app: ASGIApp) -> None:
         super().__init__(app)
         self.ended: set[str] = set()  # runs whose end a stream has sent
@@ -126,6 +128,8 @@ class CancelSettlesLate(JsonRewrite):
     server whose worker stores the graph's end before the cancel's. The document names no
     status, nor when a cancel shows."""
 
+    timed = True
+
     def __init__(self, app: ASGIApp) -> None:
         super().__init__(app)
         self.settles: dict[str, float] = {}  # run id -> when its cancel shows
@@ -155,6 +159,8 @@ class SlowWaitUnderLoad(Variant):
     its first event (a model loaded): runs wait `pending` in one queue, so a `runs/wait` sent
     while other runs are queued answers when they and it have run, however long that takes. The
     document states no time a run takes, and a server's run workers are few."""
+
+    timed = True
 
     def __init__(self, app: ASGIApp) -> None:
         super().__init__(app)
