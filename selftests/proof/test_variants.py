@@ -3,11 +3,10 @@
 Each variant of assistant_conformance.proof.variants changes the reference only where the contract
 leaves room (extra fields, SSE spelling, opaque event ids, latency, gzip, identifier format). The
 whole suite runs against each on its own server, several at once, in the same pool as the mutants
-(killtable_batch.py, as `python -m assistant_conformance.proof.killtable --repeat 2` does): a
-variant must get no failure, no warning and no error, as the reference gets none, but a warning on
-a SHOULD it names as its own (`warns`: a 5xx for references to nothing, a deleted knowledge base's
-empty status); a timed variant (its room is in timing) in each of two runs with the default
-workers, and the same verdict for every requirement in both.
+(killtable_batch.py, as `python -m assistant_conformance.proof.killtable` does): a variant must
+get no failure, no warning and no error, as the reference gets none, but a warning on a SHOULD it
+names as its own (`warns`: a 5xx for references to nothing, a deleted knowledge base's empty
+status); a timed variant (its room is in timing) in a run with the default workers.
 """
 
 from __future__ import annotations
@@ -54,12 +53,10 @@ def test_a_variant_whose_verdicts_differ_between_its_runs_fails() -> None:
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variant_passes_the_whole_suite(name: str) -> None:
-    """In each of its runs (a timed variant: killtable_batch.VARIANT_RUNS, with the default
-    workers), with the same verdicts every time and the suite's runs in flight within their
-    bound."""
+    """No finding but the SHOULDs it names (a timed variant in a run with the default workers, the
+    suite's runs in flight within their bound)."""
     outcome = outcomes()[name]
     assert not outcome.problem, f"{outcome.problem}\n{outcome.log}"
-    assert outcome.differing == {}, outcome.log
     assert outcome.report is not None
     transport = json.loads(outcome.report.read_text(encoding="utf-8"))["transport"]
     assert transport["most_runs_in_flight"] <= transport["runs_at_once"], transport

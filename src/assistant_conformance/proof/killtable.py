@@ -242,16 +242,16 @@ def run_cases(
     timeout: float = RUN_TIMEOUT,
     spread: bool = False,
     repeat: int = 1,
-    timed_only: bool = False,
+    spread_timed: bool = False,
 ) -> list[CaseOutcome]:
-    """Every case, `jobs` at a time, whole-suite runs first (they take longest); judged. A variant
-    (`timed_only`: a timed one) runs `repeat` times against its server, spread when repeated."""
+    """Every case, `jobs` at a time, longest first; judged. A variant runs `repeat` times against
+    its server, spread when repeated (`spread_timed`: a timed one always)."""
     order = sorted(selected, key=rank)
 
     def run(case: Case) -> CaseOutcome:
-        repeated = case.kind == VARIANT and (case.timed or not timed_only)
-        runs = repeat if repeated else 1
-        return run_case(case, workdir / case.name, timeout, spread or runs > 1, runs)
+        runs = repeat if case.kind == VARIANT else 1
+        spread_it = spread or runs > 1 or (spread_timed and case.timed)
+        return run_case(case, workdir / case.name, timeout, spread_it, runs)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {c.name: pool.submit(run, c) for c in order}
