@@ -32,6 +32,7 @@ class Mutant:
     path = re.compile(r"$^")
     bound: Bound | None = None  # a hostile mutant's bound on the run (hostile.py)
     kept: tuple[str, ...] = ()  # requirements its run must pass, beside catching its own
+    timed = False  # caught in timing the workers share (deadlines): the self-tests spread its run
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -51,6 +51,8 @@ class AnswerDrips(Hostile):
     """THR-STATUS: POST /api/ai/threads/{id}/history sends its head, then one body byte every
     half second, forever (each read is quick: only a bound on the whole answer ends it)."""
 
+    timed = True  # its deadlines are counted across workers (observe.Deadlines)
+
     method, path = "POST", re.compile(THREAD + "/history")
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -156,6 +158,8 @@ class StreamPingsWithoutEnd(EventFrames):
 class ConversationSearchHangs(Hostile):
     """CONV-STATUS: POST /api/ai/conversations/search never answers."""
 
+    timed = True  # its deadlines are counted across workers (observe.Deadlines)
+
     method, path = "POST", re.compile(r"/api/ai/conversations/search")
 
     async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -164,9 +168,10 @@ class ConversationSearchHangs(Hostile):
 
 # The answer mutants' runs include the checks sending no credential to their operation: what
 # should be a 401 comes as the same hostile answer (AUTH-401, a SHOULD: a warning). The hanging
-# search is also the conversations group's capability probe: that probe's missed deadline is the
-# one a request that breaks the document or lacks the credential may spend, so the checks
-# without a credential are not judged and the last deadline goes to a valid search (CONV-STATUS).
+# search is also the conversations group's capability probe (one per worker, at the same moment):
+# a probe's missed deadline is one a request that breaks the document or lacks the credential may
+# spend, so the checks without a credential are not judged, and a valid search is still given its
+# own deadline whatever the probes spent (CONV-STATUS).
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {
     "answer-drips": (AnswerDrips, ("THR-STATUS", "AUTH-401")),
     "answer-never-ends": (AnswerNeverEnds, ("THR-STATUS", "AUTH-401")),

@@ -181,7 +181,7 @@ class BoundedTransport(httpx.BaseTransport):
         if self.late is None:
             return self._bounded(request, observe.Deadline(self.deadline))
         operation, url = label_of(request), str(request.url)
-        plain = observe.plain_request(request.headers)
+        plain = running.plain_in_test(request.headers)
         place = running.take_place(self.runs, operation, url, request.headers, self._read)
         limit = self.late.deadline_of(operation, self.deadline, place.ahead, place.longest_run)
         if limit > self.deadline:  # grown: the connection waits for it too
@@ -200,7 +200,8 @@ class BoundedTransport(httpx.BaseTransport):
                 fault = place.delayed(missed, operation in self.late.run_waits)
             raise
         finally:
-            self.late.done(operation, held, fault, plain)
+            if self.late.done(operation, held, fault, plain) and fault is not None:
+                running.missed(fault)
         if not isinstance(answer.stream, CappedStream):  # a whole answer: its time counts
             self.late.took(operation, time.monotonic() - request.extensions[SENT_AT], self.deadline)
         return answer

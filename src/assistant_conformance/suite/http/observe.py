@@ -8,12 +8,16 @@ finding reaches the judge in one of two ways:
 - recorded: an Observation of the test that is running (running.py: `seen`), when the answer came
   and tells something every answer of its kind must keep, whichever test got it: a JSON body that is
   not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
-  challenge. Outside a test (a fixture's set-up, the clean-up) nothing collects them.
+  challenge, a deadline a plain request missed (MISSED: judged at the test's end where nothing
+  judged it yet). Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
 `Deadlines` gives each operation its deadline and counts the deadlines it missed in the run: one
 late twice is not asked again (Overdue), so that a target that hangs or drips costs two deadlines
-per operation. A deadline follows what the run measured of the target, within a stated bound, and
-says where it comes from (a `Deadline`, named in a fault):
+per operation; one of the two at least is a plain request's (one that follows the document, in a
+test, whose fault is judged on the operation's status), whichever process sent what first: the
+probes and side requests of other workers cannot leave a status requirement not judged. A
+deadline follows what the run measured of the target, within a stated bound, and says where it
+comes from (a `Deadline`, named in a fault):
 - an operation's deadline is --request-timeout, or twice the longest whole answer it gave in this
   run (under the run's own load) where that is longer, at most GROWN_AT_MOST times
   --request-timeout;
@@ -57,6 +61,7 @@ SLOW, LARGE, CUT, SILENT = "slow", "large", "cut", "silent"
 NOT_STRICT_JSON = "not strict JSON"
 JSON_UNDECLARED = "JSON not declared"  # a 2xx JSON object or array under another Content-Type
 CHALLENGED, NOT_CHALLENGED = "401 with a challenge", "401 without a challenge"
+MISSED = "missed its deadline"  # a plain request's: judged in its test, whatever caught it
 
 
 class Deadline(float):
@@ -82,6 +87,7 @@ class Observation:
     evidence: Exchange | None
     key: str = ""  # tells two observations of the same kind apart (e.g. the problem)
     entry: Any = None  # the exchange it was seen in (suite/http/trail.py), for its replay
+    fault: AnswerFault | None = None  # MISSED: the fault, charged once (`charged`)
 
 
 class AnswerFault(Exception):
@@ -94,6 +100,7 @@ class AnswerFault(Exception):
         self.evidence = evidence
         self.breaking: str | None = None  # the requirement named by breaking_input, if any
         self.loaded = ""  # why the suite's own load may explain it (a run wait behind its runs)
+        self.charged = False  # a finding of the running test already rests on it
 
     @property
     def no_answer_yet(self) -> bool:
@@ -198,22 +205,26 @@ class Deadlines:
         self.counts.change(longest)
 
     def ask(self, operation: str, deadline: float, plain: bool = True) -> bool:
-        """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already, or
-        when the request is not `plain` and such a request missed one (so that the requests
-        that break the document, lack the run's credential or probe outside a test cannot spend
-        the deadline a request that follows the document is judged by); True when this request
-        holds a place (give it back with `done`)."""
+        """Before `operation` is sent: Overdue when it missed LATE_TIMES deadlines already and
+        one of them was a `plain` request's (whose fault a test judged), or when the request is
+        not `plain` and such a request missed one: the requests that break the document, lack
+        the run's credential or probe outside a test (judged by no status, or by none) cannot
+        spend the deadline a request that follows the document is judged by, whoever sent them
+        first; True when this request holds a place (give it back with `done`)."""
         if self.counts.get(operation) == 0:
             return False
         out = f"{operation} (asked)"
 
         def take(counts: dict[str, int]) -> str:
-            if counts.get(operation, 0) >= LATE_TIMES:
+            missed, side = counts.get(operation, 0), counts.get(_side(operation), 0)
+            # further misses the run allows: LATE_TIMES in all, one at least a plain request's
+            allowed = max(LATE_TIMES - missed, 1 if missed == side else 0)
+            if allowed <= 0:
                 return "late"
-            if not plain and counts.get(_side(operation), 0) > 0:
+            if not plain and side:
                 return "side"
-            if counts.get(operation, 0) + counts.get(out, 0) >= LATE_TIMES:
-                return "taken"  # another request may yet make it miss again
+            if counts.get(out, 0) >= allowed:
+                return "taken" if plain else "side"  # another request may yet make it miss
             counts[out] = counts.get(out, 0) + 1
             return "held"
 
@@ -222,9 +233,10 @@ class Deadlines:
             time.sleep(self.wait)
         if place == "held":
             return True
-        times = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"
+        missed = self.counts.get(operation)
+        times = "twice" if missed == 2 else f"{missed} times"
         if place == "side":
-            times = "once (its last deadline is kept for a request that follows the document)"
+            times = "already (its last deadline is kept for a request that follows the document)"
         unasked = Overdue(f"not judged: {operation} did not answer within {said(deadline)} {times}")
         unasked.side = place == "side"
         raise unasked
@@ -235,12 +247,14 @@ class Deadlines:
         held: bool,
         fault: AnswerFault | None = None,
         plain: bool = True,
-    ) -> None:
+    ) -> bool:
         """The request's answer came whole (`fault` None) or broke a bound: a deadline missed
-        is counted (also apart when the request was not `plain`); a place held is given back."""
+        is counted (also apart when the request was not `plain`); a place held is given back.
+        True when a plain request missed: its fault is a finding of the running test (MISSED),
+        whatever catches it, since the operation's next requests may not be asked."""
         missed = fault is not None and fault.kind in (SLOW, SILENT) and not fault.loaded
         if not held and not missed:
-            return
+            return False
         out = f"{operation} (asked)"
 
         def settle(counts: dict[str, int]) -> None:
@@ -252,6 +266,7 @@ class Deadlines:
                     counts[_side(operation)] = counts.get(_side(operation), 0) + 1
 
         self.counts.change(settle)
+        return missed and plain
 
 
 def _side(operation: str) -> str:

@@ -229,7 +229,7 @@ class PolicyAdapter(HTTPAdapter):
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
         operation, url = door_requests.requests_label(request), str(request.url)
-        plain = observe.plain_request(request.headers)
+        plain = running.plain_in_test(request.headers)
         late = self.policy.late
         headers = {k: str(v) for k, v in request.headers.items()}
         place = running.take_place(self.policy.runs, operation, url, headers, self._read)
@@ -248,7 +248,8 @@ class PolicyAdapter(HTTPAdapter):
                 fault = place.delayed(missed, operation in late.run_waits)
             raise
         finally:
-            late.done(operation, held, fault, plain)
+            if late.done(operation, held, fault, plain) and fault is not None:
+                running.missed(fault)
 
     def _read(self, url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
         """GET `url` for a run's follower (running.py), under the plain deadline and no other

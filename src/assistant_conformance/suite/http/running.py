@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from assistant_conformance.suite.config.shared import SharedCounts
-from assistant_conformance.suite.http.observe import SILENT, SLOW, AnswerFault, Observation
+from assistant_conformance.suite.http import observe
+from assistant_conformance.suite.http.observe import (
+    MISSED,
+    SILENT,
+    SLOW,
+    AnswerFault,
+    Observation,
+)
 from assistant_conformance.suite.http.trail import Entry
 
 Answered = TypeVar("Answered")
@@ -99,6 +106,19 @@ def enter(entry: Entry) -> Entry:
         entry.poll = loop
         scope.exchanges.append(entry)
     return entry
+
+
+def plain_in_test(headers: Mapping[str, str | bytes]) -> bool:
+    """Whether the request being sent is one a finding of its operation's status rests on
+    (observe.plain_request), sent by a test that checks requirements (not a fixture's set-up:
+    nothing judges what misses there)."""
+    return observe.plain_request(headers) and bool(checked_requirements())
+
+
+def missed(fault: AnswerFault) -> None:
+    """A plain request missed its deadline (observe.Deadlines.done): the running test judges it
+    at its end unless a finding already rests on it (suite/judging/door_charges.py)."""
+    seen(Observation(MISSED, fault.what, fault.evidence, fault=fault))
 
 
 def seen(observation: Observation) -> None:

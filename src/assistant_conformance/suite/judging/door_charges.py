@@ -28,6 +28,7 @@ from assistant_conformance.suite.http.observe import (
     CUT,
     JSON_UNDECLARED,
     LARGE,
+    MISSED,
     NOT_CHALLENGED,
     NOT_STRICT_JSON,
     SILENT,
@@ -76,14 +77,20 @@ def charge_fault(fault: AnswerFault) -> str:
     if fault.loaded:
         return f"not judged: {fault.what}; {fault.loaded}"
     requirement = fault_requirement(fault)
-    expected = FAULT_EXPECTED[fault.kind]
-    findings.charged(requirement, expected, fault.what, fault.evidence, fault_check(fault.kind))
+    if not fault.charged:
+        fault.charged = True
+        expected = FAULT_EXPECTED[fault.kind]
+        findings.charged(requirement, expected, fault.what, fault.evidence, fault_check(fault.kind))
     return f"not judged: {fault.what} (charged to {requirement})"
 
 
 def charge_observations(record: TestRecord) -> None:
     """The doors' observations of a test as its findings: each distinct problem once, at most
-    FINDINGS_PER_REQUIREMENT."""
+    FINDINGS_PER_REQUIREMENT; each deadline a plain request missed that no finding rests on yet
+    (a flow that caught it to try another way, a test that ended not judged)."""
+    for missed in (o.fault for o in record.observations if o.kind == MISSED):
+        if missed is not None and not missed.charged:
+            charge_fault(missed)
     keys = list(dict.fromkeys(o.key for o in record.observations if o.kind == NOT_STRICT_JSON))
     for key in keys[:FINDINGS_PER_REQUIREMENT]:
         found = next(o for o in record.observations if o.key == key)

@@ -189,6 +189,7 @@ class Runner:
         the suite's reading of a body (and a target that answers nothing accepts nothing)."""
         requirement = door_charges.fault_requirement(fault)
         expected = door_charges.FAULT_EXPECTED[fault.kind]
+        fault.charged = True
         self.judge.judge(
             operation, requirement, False, expected, fault.what, fault.evidence, fault.kind,
             door_charges.fault_check(fault.kind), hold=False,
