@@ -131,7 +131,8 @@ def report_dir_of(given: dict[str, object]) -> Path:
 
 
 def main(args: argparse.Namespace) -> int:
-    """The run (this process becomes pytest); with --repeat, N runs compared (their status)."""
+    """The run (this process becomes pytest, or runs it in place where it is imported already:
+    a child of the suite's forks); with --repeat, N runs compared (their status)."""
     given = vars(args)
     if args.repeat:
         from assistant_conformance.cli import repeat
@@ -141,6 +142,10 @@ def main(args: argparse.Namespace) -> int:
     hypothesis_home = str(files.user_cache() / "hypothesis")
     os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", hypothesis_home)
     sys.stdout.flush()
+    if "pytest" in sys.modules:  # a child of the suite's forks (proof/forks.py): imported already
+        import pytest
+
+        return int(pytest.main(pytest_words))
     os.execv(sys.executable, [sys.executable, "-m", "pytest", *pytest_words])
 
 

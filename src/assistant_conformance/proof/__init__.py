@@ -6,5 +6,6 @@
 - killtable.py, killreport.py: the suite against every mutant (it must catch each, by exactly its
   requirement IDs) and every variant (it must pass each), and the table that says so;
 - foreign.py, langgraph/: a real LangGraph Agent Server, written by others, as a target;
-- serve.py (`assistant-reference`), suiterun.py: serving any of them; the suite in a child process.
+- serve.py (`assistant-reference`), suiterun.py, forks.py: serving any of them; the suite in a child
+  process, forked from one that imported the suite once where the platform forks.
 """
