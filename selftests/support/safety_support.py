@@ -7,11 +7,13 @@ import asyncio
 import contextlib
 import json
 import re
+import shutil
 import socket
 import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +27,7 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assistant_conformance.proof.mutants.hostile import endless_events
-from assistant_conformance.proof.suiterun import child_environment
+from assistant_conformance.proof.suiterun import child_environment, run_python
 from assistant_conformance.reference.app import create_app
 from assistant_conformance.reference.context import Settings
 
@@ -66,15 +68,14 @@ def run_suite(
     command += args
     clean = child_environment()
     started = time.monotonic()
-    done = subprocess.run(
-        command,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**clean, **(env or {})},
-    )
-    return Done(done.returncode, done.stdout, done.stderr, time.monotonic() - started, report_dir)
+    logs = Path(tempfile.mkdtemp(prefix="suite-run-"))
+    out, err = logs / "stdout", logs / "stderr"
+    status = run_python(command[1:], cwd, {**clean, **(env or {})}, out, timeout, err)
+    if status is None:
+        raise subprocess.TimeoutExpired(command, timeout, out.read_bytes(), err.read_bytes())
+    said = [path.read_text(encoding="utf-8", errors="replace") for path in (out, err)]
+    shutil.rmtree(logs, ignore_errors=True)
+    return Done(status, said[0], said[1], time.monotonic() - started, report_dir)
 
 
 def reference_app(workdir: Path, tokens: tuple[str, ...] = (TOKEN, ALT_TOKEN)) -> ASGIApp:

@@ -49,6 +49,7 @@ class SuiteForks:
     """The parent's side: one forker, requests from any thread, each answered by its status."""
 
     def __init__(self, environment: dict[str, str]) -> None:
+        self.environment = environment
         self._process = subprocess.Popen(
             [sys.executable, "-m", __name__],
             stdin=subprocess.PIPE,
@@ -63,16 +64,24 @@ class SuiteForks:
         threading.Thread(target=self._read_answers, daemon=True).start()
 
     def run(
-        self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path, timeout: float
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        log_path: Path,
+        timeout: float,
+        errors_path: Path | None = None,
     ) -> int | None:
-        """`python ARGV` in `cwd` with `env`, output to `log_path`: its exit status, None past
-        `timeout` (the run and what it started are killed)."""
+        """`python ARGV` in `cwd` with `env`, output to `log_path` (its errors to `errors_path`
+        where given): its exit status, None past `timeout` (the run and what it started are
+        killed)."""
         with self._lock:
             self._count += 1
             number, answer = self._count, Future[int]()
             self._waiting[number] = answer
             request = {"id": number, "argv": argv, "cwd": str(cwd), "env": env}
-            self._send({**request, "log": str(log_path)})
+            logs = {"log": str(log_path), "errors": str(errors_path or log_path)}
+            self._send({**request, **logs})
         try:
             return answer.result(timeout)
         except FutureTimeout:
@@ -83,6 +92,15 @@ class SuiteForks:
 
     def alive(self) -> bool:
         return self._process.poll() is None
+
+    def starts_like(self, env: dict[str, str]) -> bool:
+        """Whether a process started with `env` would start as the forker did: the same
+        PYTHON* settings (the path it imports from, its hash seed, ...), read at start-up only."""
+
+        def python(of: dict[str, str]) -> dict[str, str]:
+            return {k: v for k, v in of.items() if k.startswith("PYTHON")}
+
+        return python(env) == python(self.environment)
 
     def close(self) -> None:
         """End the forker (and any child still running)."""
@@ -175,11 +193,12 @@ def _child(request: dict[str, Any]) -> None:
         sys.path[0] = request["cwd"]  # as `python -m` starts: its folder first
         os.environ.clear()
         os.environ.update(request["env"])
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        nothing = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(nothing, 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        log = os.open(request["log"], flags, 0o644)
+        errors = log if request["errors"] == request["log"] else os.open(request["errors"], flags)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(log, 1)
-        os.dup2(log, 2)
+        os.dup2(errors, 2)
         random.seed()  # not the forker's sequence, shared by every child
         argv = request["argv"]
         assert argv[0] == "-m", "a module run: python -m NAME ARGS"

@@ -7,6 +7,7 @@ machine's to say, not the target's."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import subprocess
 import sys
@@ -31,26 +32,42 @@ def child_environment() -> dict[str, str]:
 def run_pytest(
     args: list[str], log_path: Path, timeout: float, env: dict[str, str] | None = None
 ) -> int | None:
-    """The suite with pytest arguments ARGS (`tests/...` names its checks) and `env` added; its
-    exit status, or None past `timeout`. Forked from the process's forker where there is one
-    (forks.py: no start-up imports per run), else a process of its own."""
+    """The suite with pytest arguments ARGS (`tests/...` names its checks) and `env` added, from
+    the folder of its log; its exit status, or None past `timeout`."""
     clean = {**child_environment(), **(env or {})}
     argv = ["-m", "assistant_conformance", "run", "--", *args]
-    if (forker := _forker()) is not None:
-        return forker.run(argv, log_path.parent, clean, log_path, timeout)
-    command = [sys.executable, *argv]
-    try:
-        with log_path.open("w", encoding="utf-8") as log:
+    return run_python(argv, log_path.parent, clean, log_path, timeout)
+
+
+def run_python(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log_path: Path,
+    timeout: float,
+    errors_path: Path | None = None,
+) -> int | None:
+    """`python -m NAME ARGS` (ARGV) in `cwd` with exactly `env`, its output to `log_path` (its
+    errors to `errors_path` where given): its exit status, None past `timeout`. Forked from this
+    process's forker where there is one and the run would start as it did (forks.py: no start-up
+    imports per run), else a process of its own."""
+    if (forker := _forker()) is not None and forker.starts_like(env):
+        return forker.run(argv, cwd, env, log_path, timeout, errors_path)
+    with log_path.open("w", encoding="utf-8") as log, contextlib.ExitStack() as more:
+        errors = (
+            more.enter_context(errors_path.open("w", encoding="utf-8")) if errors_path else None
+        )
+        try:
             done = subprocess.run(
-                command,
-                cwd=log_path.parent,
-                env=clean,
+                [sys.executable, *argv],
+                cwd=cwd,
+                env=env,
                 stdout=log,
-                stderr=subprocess.STDOUT,
+                stderr=errors or subprocess.STDOUT,
                 timeout=timeout,
             )
-    except subprocess.TimeoutExpired:
-        return None
+        except subprocess.TimeoutExpired:
+            return None
     return done.returncode
 
 

@@ -233,8 +233,7 @@ class Deadlines:
             time.sleep(self.wait)
         if place == "held":
             return True
-        missed = self.counts.get(operation)
-        times = "twice" if missed == 2 else f"{missed} times"
+        times = "twice" if LATE_TIMES == 2 else f"{LATE_TIMES} times"  # (at least: one reason)
         if place == "side":
             times = "already (its last deadline is kept for a request that follows the document)"
         unasked = Overdue(f"not judged: {operation} did not answer within {said(deadline)} {times}")
