@@ -315,8 +315,10 @@ def test_an_operation_late_twice_is_not_asked_again_in_the_run(runs: dict[str, D
     kept = json.loads((run.report_dir / "results.json").read_text(encoding="utf-8"))["tests"]
     late = [f for t in kept for f in t["findings"]
             if f["actual"].startswith(f"{DRIPPING}: answer not complete within 2 s")]  # fmt: skip
-    said = f"not judged: {DRIPPING} did not answer within 2 s (--request-timeout) twice"
-    not_asked = [t["nodeid"] for t in kept if t["reason"] == said]
+    said = f"not judged: {DRIPPING} did not answer within 2 s (--request-timeout) "
+    # twice; or, a request that is not plain (no credential, a fixture's), already: the last
+    # deadline is kept for a request that follows the document (observe.Deadlines.ask)
+    not_asked = [t["nodeid"] for t in kept if t["reason"].startswith(said)]
     assert 1 <= len(late) <= LATE_TIMES + WORKERS - 1, late
     assert len(not_asked) >= 10, [(t["nodeid"], t["reason"]) for t in kept]
     assert "Traceback" not in run.output and "INTERNALERROR" not in run.output
