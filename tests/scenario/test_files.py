@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from assistant_conformance.contract.openapi import LIFETIME, SHORT_LIFETIME
+from assistant_conformance.contract.resources import LIFETIME, SHORT_LIFETIME
 from assistant_conformance.report import redact
 from assistant_conformance.suite.flows import SHAPE, identifier, is_success, json_of
 from assistant_conformance.suite.http.policy import Policy

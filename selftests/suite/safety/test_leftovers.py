@@ -23,9 +23,9 @@ from typing import Any
 from safety_support import ALT_TOKEN, TOKEN, Done, reference_app, run_suite, serve
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assistant_conformance.contract.openapi import LIFETIMES
+from assistant_conformance.contract.resources import LIFETIMES, create_at
 from assistant_conformance.suite.safety.budget import LIMIT
-from assistant_conformance.suite.safety.ledger import create_of, read_ledger
+from assistant_conformance.suite.safety.ledger import read_ledger
 
 CHATKIT = "chatkit_secret"  # the reference's kind for a chat-kit session
 LONGEST = LIFETIMES[1]  # seconds: minutes, what any body of the suite asks at most
@@ -42,7 +42,7 @@ class Witness:
         self.lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and create_of(scope["method"], scope["path"]):
+        if scope["type"] == "http" and create_at(scope["method"], scope["path"]):
             what = f"{scope['method']} {scope['path']}"
             with self.lock:
                 self.arrived[what] += 1

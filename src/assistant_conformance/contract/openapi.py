@@ -21,26 +21,13 @@ from functools import cache
 from typing import Any
 
 from assistant_conformance.contract.files import OPENAPI_PATH, read_yaml
+from assistant_conformance.contract.resources import LIFETIME, LIFETIME_FIELD, id_key_at
 
 METHODS = ("get", "put", "post", "delete", "patch")
 KB_PREFIXES = r"/api/ai/(?:v1/kb|knowledges)"  # the two prefixes of one knowledge-base API
 MARKER_KEY = "conformance_marker"
-# The resource a path parameter `id` names, by the path it appears in.
-ID_KINDS = {
-    "/api/ai/v1/kb/": "kb",
-    "/api/ai/knowledges/": "kb",
-    "/api/ai/contexts/file/": "context_file",
-    "/api/ai/assistants/": "assistant",
-}
 MARKED_STRINGS = ("name", "title", "content")  # sample bodies set these to the marker
 MARKED_OBJECTS = ("metadata", "values")  # and these to {MARKER_KEY: marker}
-# What the suite makes and cannot remove (a chat-kit session) asks to live minutes, no more:
-# every generated body that has a lifetime field sets it within LIFETIMES seconds.
-LIFETIME_FIELD = "expires_after"
-LIFETIME = 300  # seconds: what a sample body asks
-LIFETIMES = (60, 600)  # seconds: the least and the most a generated body asks
-SHORT_LIFETIME = 1  # seconds, the least the document allows: the chat-kit probe's, whose expiry
-# the expiry check then waits for (a second of other tests later, nothing left to wait)
 HEADER_SAMPLES = {"last-event-id": "0"}
 
 
@@ -94,10 +81,8 @@ class Operation:
 
     @property
     def id_kind(self) -> str | None:
-        """The resource `{id}` names here: kb, context_file or assistant."""
-        if "id" not in self.path_params:
-            return None
-        return next(kind for prefix, kind in ID_KINDS.items() if self.path.startswith(prefix))
+        """The resource `{id}` names here (resources.py's `id_key`: kb, context_file, assistant)."""
+        return id_key_at(self.path) if "id" in self.path_params else None
 
     def key(self, param: str) -> str:
         """The key of `param` in an ids mapping (`id` is keyed by the resource it names)."""

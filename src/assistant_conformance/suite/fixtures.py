@@ -12,6 +12,7 @@ import httpx
 import pytest
 import requests
 
+from assistant_conformance.contract.resources import capability_probes, write_probed
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.flows import Waits
@@ -22,7 +23,6 @@ from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, open_target
 from assistant_conformance.suite.run import capabilities, shared_reference
 from assistant_conformance.suite.run.state import run_state
-from assistant_conformance.suite.safety import guard
 from assistant_conformance.suite.safety.ledger import ALT, ANONYMOUS, MAIN, Ledger
 from assistant_conformance.suite.safety.session import SafetySession
 
@@ -136,7 +136,7 @@ def capability_groups(
     found = run_state(pytestconfig).capabilities
     skip = suite_settings.unsupported
     if suite_settings.read_only:  # these probes send writes: their groups stay unprobed
-        writes = tuple(g for g in guard.WRITE_PROBED_GROUPS if g not in skip)
+        writes = tuple(g for g in write_probed() if g not in skip)
         unprobed = ["read-only mode: probing it would send a write"]
         found.update(
             {g: capabilities.GroupStatus(capabilities.NOT_PROBED, "", unprobed) for g in writes}
@@ -145,7 +145,7 @@ def capability_groups(
     ledger = run_safety.ledger  # a probe that would make what nothing removes, made already
 
     def probed(groups: list[str]) -> dict[str, capabilities.GroupStatus]:
-        others = tuple(g for g in capabilities.GROUP_PROBES if g not in groups or g in found)
+        others = tuple(g for g in capability_probes() if g not in groups or g in found)
         found.update(
             capabilities.probe_groups(
                 api,

@@ -12,7 +12,7 @@ Such an answer is a finding on the operation's status requirement (its x-require
 never a refusal of the suite's reading of a body: the operation was not there to read it.
 
 How the suite learns of it, in three places, each where what it reads proves the absence:
-- the pre-flight (suite/http/target.py) reads the parameterless reads of PROBES in order until one
+- the pre-flight (suite/http/target.py) sends the reads of contract/resources.py in order until one
   answers as this API does: those before it that did not are absent (and a target where none
   does is refused: the address is wrong, or the token);
 - at the end of every test, its exchanges (`in_trail`, charged by suite/judging/door_charges.py): a

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from assistant_conformance.contract.resources import Ask, preflight_reads
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
@@ -38,7 +39,7 @@ class Target:
     embedded: bool = False  # the suite's own reference (this process's, or the spread run's)
     # The read the pre-flight found answered (method, path, JSON body or None), and the
     # operations it found absent on the way (suite/http/absent.py).
-    first_read: tuple[str, str, Any] = ("POST", "/api/ai/threads/search", {"limit": 1})
+    first_read: tuple[str, str, Any] = field(default_factory=lambda: as_sent(preflight_reads()[0]))
     lacking: list[absent.Absence] = field(default_factory=list)
 
     def stop(self) -> None:
@@ -80,27 +81,21 @@ def open_target(
     return target
 
 
-# Reads without path parameters and without effect, in order: the pre-flight sends them until one
-# answers as this API does (on a complete server, the first alone). A body the document leaves
-# unspecified is the least the suite reads into it; None: no body (the reference calls').
-PROBES: tuple[tuple[str, str, Any], ...] = (
-    ("POST", "/api/ai/threads/search", {"limit": 1}),
-    ("POST", "/api/ai/assistants/search", {"limit": 1}),
-    ("POST", "/api/ai/assistants/count", {}),
-    ("POST", "/api/ai/conversations/search", {}),
-    ("POST", "/api/ai/store/items/search", None),
-    ("POST", "/api/ai/store/namespaces", None),
-)
 GATEWAY_STATUSES = (502, 503, 504)  # a proxy's answers: nothing behind it answered
 
 
 def probe(target: Target, policy: Policy, token: str | None = None) -> httpx.Response:
-    """The one read every run starts with (the first of PROBES the target answers as this API
-    does), and asks again when its token keeps being refused; with `token` in the run's stead,
-    a read any principal may make."""
+    """The one read every run starts with (the first of the pre-flight's reads the target
+    answers as this API does), and asks again when its token keeps being refused; with `token`
+    in the run's stead, a read any principal may make."""
     method, path, body = target.first_read
     with clients.client(policy, target.base_url, token or target.token) as client:
         return _send(client, method, path, body)
+
+
+def as_sent(read: Ask) -> tuple[str, str, Any]:
+    """A read as the pre-flight sends it: method, path, JSON body (None: none)."""
+    return read.route.method, read.route.path, read.body
 
 
 def _send(client: httpx.Client, method: str, path: str, body: Any) -> httpx.Response:
@@ -110,11 +105,16 @@ def _send(client: httpx.Client, method: str, path: str, body: Any) -> httpx.Resp
 def preflight(target: Target, policy: Policy) -> None:
     """Reach the target with the token, so a bad setup stops the run with one line: no answer at
     all, the token refused, or no read answered as this API does (a wrong address). Operations
-    absent on a target that does answer are findings of the run (`target.lacking`)."""
+    absent on a target that does answer are findings of the run (`target.lacking`). It sends the
+    reads without path parameters and without effect of contract/resources.py, in order, until
+    one answers as this API does (on a complete server, the first alone). A body the document
+    leaves unspecified is the least the suite reads into it; none: no body (as the reference
+    calls)."""
     seen: list[tuple[str, httpx.Response]] = []
     with clients.client(policy, target.base_url, target.token) as client:
-        for method, path, body in PROBES:
-            label = f"{method} {path}"
+        for read in preflight_reads():
+            method, path, body = as_sent(read)
+            label = read.route.label
             try:
                 response = _send(client, method, path, body)
             except (httpx.HTTPError, AnswerFault) as exc:

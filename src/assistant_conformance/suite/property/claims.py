@@ -9,7 +9,7 @@ did not break on purpose takes the user's value (--kb-workspace-id, ...) or is l
 name it did not break is prefixed with one unique to the run, the operation (so the API prefix),
 the test and the case. What a negative case broke is sent as drawn: a malformed UUID still is.
 
-The creates carry the run's mark where the ledger looks for it (safety/ledger.py's MARKS): a
+The creates carry the run's mark where the ledger looks for it (contract/resources.py's `mark`): a
 thread's metadata `conformance_run`, a conversation's title, an upload's file name. A lifetime
 (`expires_after`: a chat-kit session, which nothing can remove) is asked within minutes
 (contract LIFETIMES); a negative case that broke it upward is not sent at all.
@@ -23,13 +23,8 @@ from typing import Any
 
 from schemathesis.generation.case import Case
 
-from assistant_conformance.contract.openapi import (
-    LIFETIME,
-    LIFETIME_FIELD,
-    LIFETIMES,
-    by_id,
-    by_label,
-)
+from assistant_conformance.contract.openapi import by_id, by_label
+from assistant_conformance.contract.resources import LIFETIME, LIFETIME_FIELD, LIFETIMES
 from assistant_conformance.suite.flows.knowledge import with_references
 from assistant_conformance.suite.http.observe import AnswerFault, refusal_expected
 from assistant_conformance.suite.judging.negations import negations, operation_id

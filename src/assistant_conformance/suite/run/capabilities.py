@@ -1,9 +1,10 @@
 """Optional capability groups: which catalogue sections each covers, and how one is found missing.
 
-A vendor may implement a subset of the interface. The groups below may be declared unsupported
-(--unsupported) or are detected: at the start of the session the suite sends one request to every
-entry operation of each group (those without path parameters: an unknown id would answer 404 on a
-conformant server too), and a group whose probes all answer 404, 405 or 501 is unsupported. Its
+A vendor may implement a subset of the interface. The groups (the catalogue's) may be declared
+unsupported (--unsupported) or are detected: at the start of the session the suite sends one
+request to every entry operation of each group (contract/resources.py's `probes` of the group's
+resources: without path parameters, as an unknown id would answer 404 on a conformant server
+too), and a group whose probes all answer 404, 405 or 501 is unsupported. Its
 tests are skipped and its requirements reported `unsupported`; everything else is core.
 """
 
@@ -16,7 +17,7 @@ import httpx
 import pytest
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.contract.openapi import LIFETIME_FIELD, SHORT_LIFETIME
+from assistant_conformance.contract.resources import Ask, capability_probes
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, UNSUPPORTED_GROUP, GroupStatus
 from assistant_conformance.suite.http import observe
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
@@ -33,19 +34,6 @@ __all__ = [
 ]
 
 MISSING_STATUSES = (404, 405, 501)
-# The entry operations of each group (those without path parameters), probed once.
-GROUP_PROBES: dict[str, tuple[tuple[str, str], ...]] = {
-    "store": (("POST", "/api/ai/store/items/search"), ("POST", "/api/ai/store/namespaces")),
-    "conversations": (("POST", "/api/ai/conversations/search"),),
-    "files": (("POST", "/api/ai/v1/file"),),
-    "contexts": (("POST", "/api/ai/contexts/file"),),
-    "chatkit": (("POST", "/api/ai/v1/chatkit/sessions"),),
-}
-assert set(GROUP_PROBES) == set(load().groups)
-# A probe's body where `{}` would ask more than the suite wants: a chat-kit session (the interface
-# has no delete for it) asks to live a second; the probe's session counts in the run's budget,
-# and the expiry check uses it (its secret has expired by the time that check runs).
-PROBE_BODIES = {"/api/ai/v1/chatkit/sessions": {LIFETIME_FIELD: SHORT_LIFETIME}}
 
 
 def group_of_section(section: str) -> str | None:
@@ -75,13 +63,13 @@ def probe_groups(
     path)`: around the probe, what the run knows of it already (another of its processes made
     what it creates and nothing removes: not made again), "" when nothing."""
     statuses: dict[str, GroupStatus] = {}
-    for name, probes in GROUP_PROBES.items():
+    for name, probes in capability_probes().items():
         if name in skip:
             continue
         evidence, missing = [], True
-        for method, path in probes:
-            with answered(method, path) as known:
-                found, absent = _probe(client, method, path, known)
+        for probe in probes:
+            with answered(probe.route.method, probe.route.path) as known:
+                found, absent = _probe(client, probe, known)
             evidence.append(found)
             missing = missing and absent
         how = "detected" if missing else "probed"
@@ -89,18 +77,19 @@ def probe_groups(
     return statuses
 
 
-def _probe(client: httpx.Client, method: str, path: str, known: str) -> tuple[str, bool]:
+def _probe(client: httpx.Client, probe: Ask, known: str) -> tuple[str, bool]:
     """What one probe found, and whether it shows the operation absent."""
+    sent = probe.route.label
     if known:
-        return f"{method} {path}: {known}", False
+        return f"{sent}: {known}", False
     try:
         with observe.unjudged():  # no test records what it gets
-            answer = client.request(method, path, json=PROBE_BODIES.get(path, {}))
+            answer = client.request(probe.route.method, probe.route.path, json=probe.body)
     except (httpx.HTTPError, AnswerFault) as exc:
-        return f"{method} {path} -> {type(exc).__name__}", False  # no answer: no proof of absence
+        return f"{sent} -> {type(exc).__name__}", False  # no answer: no proof of absence
     except (BudgetSpent, Overdue) as unasked:  # not sent: no proof of absence either
-        return f"{method} {path} not sent: {unasked.msg.removeprefix('not judged: ')}", False
-    return f"{method} {path} -> {answer.status_code}", answer.status_code in MISSING_STATUSES
+        return f"{sent} not sent: {unasked.msg.removeprefix('not judged: ')}", False
+    return f"{sent} -> {answer.status_code}", answer.status_code in MISSING_STATUSES
 
 
 def skip_reason(status: GroupStatus, group: str) -> str:

@@ -10,7 +10,7 @@ It stands around every client of a principal of the run (suite/safety/guarded.py
   it only reads (search, count, history, namespaces) or names an unknown id. The test is then
   skipped ("read-only mode: ...");
 - it writes what a request may create to the ledger before sending it (intent), and the request
-  that deletes it as soon as the answer names its id (see ledger.CREATES);
+  that deletes it as soon as the answer names its id (contract/resources.py);
 - it keeps every string the target answers (identifiers it has shown exist) and registers every
   credential-named field of an answer as a secret, before anything shows it;
 - several requests in a row without an answer, or the run's own token refused on request after
@@ -39,7 +39,6 @@ READS = frozenset({"GET", "HEAD", "OPTIONS"})
 READ_LIKE = re.compile(r"/(?:search|count|history)$|/api/ai/store/namespaces$")
 TIMEOUTS_IN_A_ROW = 3  # then the target is taken to have stopped answering
 REJECTIONS_IN_A_ROW = 10  # the run's own token refused this often in a row: it is not valid
-WRITE_PROBED_GROUPS = ("files", "contexts", "chatkit")  # capability probes that are writes
 
 
 class ReadOnlyRefused(NotJudged):

@@ -16,7 +16,8 @@ line; it names principals ("main", "alt"), never their tokens:
 
 The suite's clients write the intent before a create is sent, whatever credential it carries
 (flushed: a killed process loses nothing the OS was given), with the run's mark its body carries
-(lookup.py), and the delete request as soon as the answer names the id (guarded.py, for CREATES);
+(lookup.py), and the delete request as soon as the answer names the id (guarded.py; what
+creates and what deletes it: contract/resources.py);
 tests add what only they know with `track`. What no delete removes takes a place in the run's
 budget first (budget.py). At the end the session deletes what is recorded, newest first (a 404
 or 410: a test removed it already) and looks for what unanswered creates made; `sweep` does the
@@ -26,7 +27,6 @@ same for the open ledgers of earlier runs.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import sys
 import threading
@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import httpx
 
-from assistant_conformance.contract.openapi import KB_PREFIXES
+from assistant_conformance.contract.resources import Resource, Route, create_at
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http.observe import refusing
@@ -72,37 +72,14 @@ __all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Ledger", "Leftover", "Remo
 
 ALT = "alt"
 LEDGER_DIR = "ledger"
-# Creating requests: (method, path pattern) -> (delete path template, answer field with the id).
-# An id field of None: nothing deletes it (a chat-kit session expires); "@body": the delete takes
-# the store item's reference from the create's body.
-CREATES: list[tuple[str, re.Pattern[str], str, str | None]] = [
-    ("POST", re.compile(r"/api/ai/threads"), "/api/ai/threads/{}", "thread_id"),
-    ("POST", re.compile(r"/api/ai/threads/[^/]+/copy"), "/api/ai/threads/{}", "thread_id"),
-    ("POST", re.compile(r"/api/ai/conversations"), "/api/ai/conversations/{}", "id"),
-    ("POST", re.compile(f"(?P<kb>{KB_PREFIXES})"), "{kb}/{}", "id"),
-    ("POST", re.compile(r"/api/ai/contexts/file"), "/api/ai/contexts/file/{}", "id"),
-    # No delete in the contract for /v1/file: the context-file delete is tried (the reference's
-    # removes any file); where it fails, the file is reported as left behind.
-    ("POST", re.compile(r"/api/ai/v1/file"), "/api/ai/contexts/file/{}", "id"),
-    ("PUT", re.compile(r"/api/ai/store/items"), "/api/ai/store/items", "@body"),
-    ("POST", re.compile(r"/api/ai/v1/chatkit/sessions"), "", None),
-]
-
-
-def create_of(method: str, path: str) -> tuple[str, str | None] | None:
-    """What a request creates, by CREATES: the path that deletes it and the answer's id field."""
-    for create, pattern, template, id_field in CREATES:
-        if method.upper() == create and (match := pattern.fullmatch(path)):
-            return template.replace("{kb}", match.groupdict().get("kb") or ""), id_field
-    return None
 
 
 @dataclass
 class Intent:
     seq: int
     principal: str
-    template: str
-    id_field: str | None
+    resource: Resource  # what it makes (contract/resources.py)
+    removed_by: Route | None  # the delete that removes it (None: nothing does)
     body: Any = None
     announced: bool = True
     what: str = ""  # the create request: METHOD /path
@@ -212,26 +189,28 @@ class Ledger:
         (BudgetSpent: it would make what nothing removes, the run's budget of it spent). Its
         answer goes to `created` (none came: `unanswered`)."""
         path = self._relative(path)
-        if (found := create_of(method, path)) is None:
+        if (found := create_at(method, path)) is None:
             return None
-        delete, id_field = found
+        resource, create = found
         kind, request = kind_of(path), f"{method.upper()} {path}"
         refusal = "" if announce and not refusing() else "input" if announce else "credential"
-        place = self.budget.reserve(kind, refusal) if id_field is None else None
-        seq, mark = self._next(), marker_of(kind, body, content, self.run_prefix)
+        place = self.budget.reserve(kind, refusal) if create.removed_by is None else None
+        seq, mark = self._next(), marker_of(resource, body, content, self.run_prefix)
         with self._lock:
             self.pending[seq] = Unanswered(seq, principal, request, kind, mark)
         sent: dict[str, Any] = {"principal": principal, "method": method.upper(), "path": path}
         sent.update({"credential": False} if not announce else {})
         sent.update({"marker": mark} if mark is not None else {})
         self._write({"event": "intent", "seq": seq, **sent})
-        reference = body if id_field == "@body" else None
-        return Intent(seq, principal, delete, id_field, reference, announce, request, place)
+        reference = body if resource.named_by else None
+        return Intent(
+            seq, principal, resource, create.removed_by, reference, announce, request, place
+        )
 
     def unremovable(self, method: str, path: str) -> str:
         """The kind of what the request makes that nothing removes ("" when none)."""
-        found = create_of(method, self._relative(path))
-        return kind_of(self._relative(path)) if found and found[1] is None else ""
+        found = create_at(method, self._relative(path))
+        return kind_of(self._relative(path)) if found and found[1].removed_by is None else ""
 
     def removes(self, item: Unanswered) -> bool:
         """Whether what an unanswered create may have made has a delete."""
@@ -256,21 +235,26 @@ class Ledger:
         if not made:
             self._write({"event": "failed", "seq": intent.seq, "status": status})
             return
-        kind = kind_of(intent.what.partition(" ")[2])
-        if intent.id_field is None:  # nothing can remove it: said with what the answer tells
+        kind, delete, resource = (
+            kind_of(intent.what.partition(" ")[2]),
+            intent.removed_by,
+            intent.resource,
+        )
+        if delete is None:  # nothing can remove it: said with what the answer tells
             expires = expiry_of(body, datetime.now(UTC))
             self.budget.keep(kind, body, expires, response)
             self._leave(intent.seq, Leftover(kind, NO_DELETE, intent.what, expires=expires))
             return
-        if intent.id_field == "@body":
+        if resource.named_by:  # its delete names it by fields of the create's body
             ref = intent.body if isinstance(intent.body, dict) else {}
-            reference = {k: ref[k] for k in ("namespace", "key") if k in ref}
-            self._add(Removal(intent.seq, principal, "DELETE", intent.template, reference))
+            reference = {k: ref[k] for k in resource.named_by if k in ref}
+            self._add(Removal(intent.seq, principal, delete.method, delete.path, reference))
             return
-        value = body.get(intent.id_field) if isinstance(body, dict) else None
+        value = (
+            body.get(resource.id_field) if isinstance(body, dict) and resource.id_field else None
+        )
         if isinstance(value, str | int) and str(value):
-            path = intent.template.format(quote(str(value), safe=""))
-            self._add(Removal(intent.seq, principal, "DELETE", path))
+            self._add(Removal(intent.seq, principal, delete.method, delete.filled(str(value))))
         else:
             self._leave(intent.seq, Leftover(kind, NO_ID, intent.what))
 

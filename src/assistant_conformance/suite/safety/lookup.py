@@ -1,10 +1,10 @@
 """Finding again what a create whose answer never came made: by the run's mark its body carried
-(MARKS, `marker_of`: written with the create's intent in the ledger), wherever the interface
-offers a search. Threads are
-searched by their metadata, conversations by their title, store items by their namespace;
-knowledge bases, files and context files have no list in the interface, and a create whose body
-carried no mark (none was possible, or the check broke it) cannot be looked for: each of those is
-said by name, as what may remain.
+(`marker_of`: written with the create's intent in the ledger), wherever the interface offers a
+search. Where a create carries the mark and what searches for it are contract/resources.py's
+(`mark`, `search`): threads are searched by their metadata, conversations by their title, store
+items by their namespace; knowledge bases, files and context files have no list in the
+interface, and a create whose body carried no mark (none was possible, or the check broke it)
+cannot be looked for: each of those is said by name, as what may remain.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from assistant_conformance.contract.openapi import MARKER_KEY
+from assistant_conformance.contract.resources import UPLOAD, Resource, resource_at
 from assistant_conformance.suite.http import exchange
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.safety.removal import (
@@ -30,11 +30,8 @@ from assistant_conformance.suite.safety.removal import (
     Removal,
 )
 
-# Where a create's body carries the run's mark, by kind: the thread metadata keys (the first
-# holding a value that starts with the run's prefix), a conversation's title, a knowledge base's
-# name, a store item's namespace (its first part), a file's name in its upload.
-MARKS = {"thread": "metadata", "conversation": "title", "knowledge base": "name",
-         "store item": "namespace", "context file": "file", "file": "file"}  # fmt: skip
+# A mark in metadata (a thread's) is the first of these keys holding a value that starts with the
+# run's prefix; a mark in a list (a store item's namespace) is its first part.
 METADATA_MARKS = ("conformance_run", MARKER_KEY)
 FILE_NAME = re.compile(rb'filename="([^"\r\n]*)"')
 SEARCH_PAGE = 500  # results asked per search request
@@ -71,14 +68,15 @@ def sent_json(content: bytes) -> Any:
         return None
 
 
-def marker_of(kind: str, body: Any, content: bytes, prefix: str) -> dict[str, Any] | None:
-    """Where the create's body carries the run's mark (MARKS), as a search for it would ask: None
-    when it carries none (the body has no place for one, or the check broke it on purpose)."""
-    place = MARKS.get(kind)
-    if place == "file":
+def marker_of(resource: Resource, body: Any, content: bytes, prefix: str) -> dict[str, Any] | None:
+    """Where the create's body carries the run's mark (the resource's `mark`), as a search for it
+    would ask: None when it carries none (the body has no place for one, or the check broke it
+    on purpose)."""
+    place = resource.mark
+    if place == UPLOAD:
         named = FILE_NAME.search(content[:4096])
         name = named.group(1).decode("utf-8", "replace") if named else ""
-        return {"file": name} if name.startswith(prefix) else None
+        return {UPLOAD: name} if name.startswith(prefix) else None
     if not isinstance(body, dict) or place is None:
         return None
     value = body.get(place)
@@ -92,9 +90,6 @@ def marker_of(kind: str, body: Any, content: bytes, prefix: str) -> dict[str, An
 
 def _ours(value: Any, prefix: str) -> bool:
     return isinstance(value, str) and value.startswith(prefix)
-
-
-Search = Callable[[httpx.Client, dict[str, Any]], list[tuple[str, Any]]]
 
 
 def look_for(
@@ -113,7 +108,8 @@ def look_for(
         if not removes(item):
             unlooked.append(Leftover(item.kind, f"{why}; {NO_DELETE}", item.named()))
             continue
-        search = SEARCHES.get(item.kind)
+        resource = resource_at(item.what.partition(" ")[2])
+        search = resource.search if resource is not None else None
         client = clients.get(MAIN if item.principal == ANONYMOUS else item.principal)
         reason = (
             NO_LIST.format(kind=item.kind)
@@ -127,13 +123,13 @@ def look_for(
         if reason:
             unlooked.append(Leftover(item.kind, f"{why}; {reason}", item.named(), unfound=True))
             continue
-        assert search is not None and client is not None and item.marker is not None
+        assert resource is not None and client is not None and item.marker is not None
         key = f"{item.principal} {item.kind} {sorted(item.marker.items())}"
         if key in searched:
             continue
         searched.add(key)
         try:
-            hits = search(client, item.marker)
+            hits = _marked(client, resource, item.marker)
         except (httpx.HTTPError, AnswerFault, Overdue) as failed:
             said = f"{why}; its search failed ({failed})"
             unlooked.append(Leftover(item.kind, said, item.named(), unfound=True))
@@ -144,6 +140,40 @@ def look_for(
                 (principal, path), Removal(next_seq(), principal, "DELETE", path, body)
             )
     return list(found.values()), unlooked
+
+
+def _marked(
+    client: httpx.Client, resource: Resource, marker: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """What the resource's search finds carrying the run's mark: each one's delete (path, JSON
+    body)."""
+    assert resource.search is not None and resource.mark is not None
+    search, place, delete = resource.search, resource.mark, resource.removed_by
+    assert delete is not None
+    wanted = marker[place]
+    found = _results(client, search.route.path, lambda at: search.body(wanted, SEARCH_PAGE, at))
+    marked = [item for item in found if _carries(item.get(place), wanted)]
+    if resource.named_by:
+        return [
+            (delete.path, {k: item[k] for k in resource.named_by})
+            for item in marked
+            if all(k in item for k in resource.named_by)
+        ]
+    assert resource.id_field is not None
+    return [
+        (delete.filled(str(item[resource.id_field])), None)
+        for item in marked
+        if item.get(resource.id_field)
+    ]
+
+
+def _carries(value: Any, wanted: Any) -> bool:
+    """Whether a found item's field carries the mark: each key of a mark in metadata, else the
+    same value."""
+    if isinstance(wanted, dict):
+        found = value or {}
+        return isinstance(found, dict) and all(found.get(k) == v for k, v in wanted.items())
+    return value == wanted
 
 
 def _results(client: httpx.Client, path: str, ask: Callable[[int], dict[str, Any]]) -> list[Any]:
@@ -159,57 +189,3 @@ def _results(client: httpx.Client, path: str, ask: Callable[[int], dict[str, Any
         if len(items) < SEARCH_PAGE:
             break
     return results
-
-
-def _threads(client: httpx.Client, marker: dict[str, Any]) -> list[tuple[str, Any]]:
-    wanted = marker["metadata"]
-
-    def carries(thread: dict[str, Any]) -> bool:
-        metadata = thread.get("metadata") or {}
-        return all(metadata.get(k) == v for k, v in wanted.items())
-
-    found = _results(
-        client,
-        "/api/ai/threads/search",
-        lambda at: {"metadata": wanted, "limit": SEARCH_PAGE, "offset": at},
-    )
-    return [
-        (f"/api/ai/threads/{quote(str(t['thread_id']), safe='')}", None)
-        for t in found
-        if t.get("thread_id") and carries(t)
-    ]
-
-
-def _conversations(client: httpx.Client, marker: dict[str, Any]) -> list[tuple[str, Any]]:
-    title = marker["title"]
-    found = _results(
-        client,
-        "/api/ai/conversations/search",
-        lambda at: {"where": {"title": title}, "take": SEARCH_PAGE, "skip": at},
-    )
-    return [
-        (f"/api/ai/conversations/{quote(str(c['id']), safe='')}", None)
-        for c in found
-        if c.get("id") and c.get("title") == title
-    ]
-
-
-def _store_items(client: httpx.Client, marker: dict[str, Any]) -> list[tuple[str, Any]]:
-    namespace = marker["namespace"]
-    found = _results(
-        client,
-        "/api/ai/store/items/search",
-        lambda at: {"namespace_prefix": namespace, "limit": SEARCH_PAGE, "offset": at},
-    )
-    return [
-        ("/api/ai/store/items", {"namespace": i["namespace"], "key": i["key"]})
-        for i in found
-        if i.get("namespace") == namespace and "key" in i
-    ]
-
-
-SEARCHES: dict[str, Search] = {
-    "thread": _threads,
-    "conversation": _conversations,
-    "store item": _store_items,
-}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextvars
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -21,13 +20,21 @@ from typing import Any
 
 import httpx
 
+from assistant_conformance.contract.resources import resource_at
 from assistant_conformance.report import redact
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 
 __all__ = [
-    "Leftover", "Removal", "Removals", "base_path", "cleanup_summary", "expiry_of", "grouped",
-    "kind_of", "remove_entries",
-]  # fmt: skip
+    "Leftover",
+    "Removal",
+    "Removals",
+    "base_path",
+    "cleanup_summary",
+    "expiry_of",
+    "grouped",
+    "kind_of",
+    "remove_entries",
+]
 
 MAIN, ANONYMOUS = "main", "anonymous"
 GONE = (404, 410)
@@ -36,20 +43,13 @@ NO_DELETE = "the interface has no delete"
 NO_ANSWER = "its create got no answer: what it made is unknown"
 UNANSWERED = "its create got no answer"
 NO_ID = "its create answered no id: it cannot be named"
-KINDS = (  # (create or delete path, kind): the first that matches
-    (r"/api/ai/v1/chatkit/sessions", "chat-kit session"),
-    (r"/api/ai/threads(?:/[^/]+(?:/copy)?)?", "thread"),
-    (r"/api/ai/conversations(?:/[^/]+)?", "conversation"),
-    (r"/api/ai/(?:v1/kb|knowledges)(?:/[^/]+)?", "knowledge base"),
-    (r"/api/ai/contexts/file(?:/[^/]+)?", "context file"),
-    (r"/api/ai/v1/file", "file"),
-    (r"/api/ai/store/items", "store item"),
-)
 
 
 def kind_of(path: str) -> str:
-    """The kind of resource a create or delete path is about (its path, when unknown)."""
-    return next((kind for pattern, kind in KINDS if re.fullmatch(pattern, path)), path)
+    """The kind of resource a create or delete path is about (contract/resources.py's name; its
+    path, when no row's pattern matches)."""
+    found = resource_at(path)
+    return found.name if found is not None else path
 
 
 @dataclass(frozen=True)
