@@ -23,7 +23,7 @@ from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault, Deadlines
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 
 CREATE = "POST /api/ai/threads"
 
@@ -169,7 +169,7 @@ def _status_answer(statuses: dict[str, str]) -> httpx.Response:
 
 def test_a_poll_that_waited_out_its_bound_is_not_waited_again_nor_judged() -> None:
     waits = Waits(SharedCounts(None))
-    until = {"kind": "documents-settled", "ids": ["d"]}
+    until = checks.DocumentsSettledCheck(entry=checks.LOOP_ANSWER, ids=("d",))
     reads: list[int] = []
 
     def read() -> httpx.Response:

@@ -50,6 +50,7 @@ from assistant_conformance.suite.http.absent import unimplemented
 from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target
+from assistant_conformance.suite.judging.checks import HeaderCheck, StatusCheck, StatusClassCheck
 from assistant_conformance.suite.judging.findings import expect, index, judge, not_judged
 from assistant_conformance.suite.safety.ledger import ANONYMOUS, Ledger
 from assistant_conformance.suite.safety.session import SafetySession
@@ -158,7 +159,7 @@ def _real(owned: Resources, op: Operation) -> Any:
         pytest.skip(str(exc))
 
 
-NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
+NOT_2XX = (1, 3, 4, 5)  # status classes
 
 
 def _not_there(case: str, response: httpx.Response, ids: Any = ()) -> bool:
@@ -175,7 +176,7 @@ def _not_there(case: str, response: httpx.Response, ids: Any = ()) -> bool:
 def _expect_refused(case: str, response: httpx.Response) -> None:
     judge(
         MISSING if case == "no-header" else INVALID,
-        {**NOT_2XX, "entry": index(response)},
+        StatusClassCheck(entry=index(response), classes=NOT_2XX),
         f"not a 2xx: the request carries {'no' if case == 'no-header' else 'no valid'} credential",
         response,
     )
@@ -183,9 +184,7 @@ def _expect_refused(case: str, response: httpx.Response) -> None:
 
 def _expect_401(response: httpx.Response) -> bool:
     at = index(response)
-    return judge(
-        STATUS_401, {"kind": "status", "entry": at, "statuses": [401]}, "HTTP 401", response
-    )
+    return judge(STATUS_401, StatusCheck(entry=at, statuses=(401,)), "HTTP 401", response)
 
 
 @pytest.mark.parametrize(("op", "case"), _every_operation())
@@ -203,8 +202,12 @@ def test_refused_without_valid_credential(
         return
     _expect_refused(case, response)
     if _expect_401(response):
-        challenge = {"kind": "header", "entry": index(response), "name": "www-authenticate",
-                     "pattern": BEARER_CHALLENGE.pattern, "ignore_case": True}  # fmt: skip
+        challenge = HeaderCheck(
+            entry=index(response),
+            name="www-authenticate",
+            pattern=BEARER_CHALLENGE.pattern,
+            ignore_case=True,
+        )
         judge(CHALLENGE, challenge, "a WWW-Authenticate header with a Bearer challenge", response)
     if search := MARKER_SEARCHES.get(op.operation_id):
         found = search(api, marker)
@@ -275,7 +278,7 @@ def test_last_event_id_is_not_a_credential(
     )
     judge(
         LAST_EVENT_ID,
-        {**NOT_2XX, "entry": index(read.entry)},
+        StatusClassCheck(entry=index(read.entry), classes=NOT_2XX),
         "not a 2xx: last-event-id is no credential",
         read.exchange,
     )

@@ -13,7 +13,7 @@ from assistant_conformance.suite.flows import (
     items_of,
     json_of,
 )
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
 
@@ -27,12 +27,12 @@ def test_message_list_honours_limit_and_offset(api: httpx.Client, ledger: Ledger
         findings.require_success("MSG-STATUS", response, 200)
         items_of(response)  # a list answer, or the test stops (SHAPE)
         answers.append(findings.index(response))
-        total = {"kind": "field", "entry": answers[-1], "key": "total", "in": [5]}
+        total = checks.FieldCheck(entry=answers[-1], key="total", in_=(5,))
         findings.judge("MSG-LIST-PAGING", total, f"total 5 at offset {offset}", response)
     # A server ignoring limit answers pages of 5; one ignoring offset repeats the first page.
-    pages = {"kind": "counts", "entries": answers, "equals": [2, 2, 1, 0]}
+    pages = checks.CountsCheck(entries=tuple(answers), equals=(2, 2, 1, 0))
     findings.judge("MSG-LIST-PAGING", pages, "pages of 2, 2, 1, 0 messages")
-    every = {"kind": "listed", "entries": answers, "key": "id", "equals": sorted(created)}
+    every = checks.ListedCheck(entries=tuple(answers), key="id", equals=tuple(sorted(created)))
     findings.judge("MSG-LIST-PAGING", every, "the pages together hold every message once")
 
 
@@ -109,7 +109,7 @@ def test_patch_persists(api: httpx.Client, ledger: Ledger) -> None:
     )
     read = api.get(conversations.conversation_url(cid))
     findings.require_success("CONV-STATUS", read, 200)
-    back = {"kind": "read-back", "entry": findings.index(read), "sent": sent}
+    back = checks.ReadBackCheck(entry=findings.index(read), sent=sent)
     findings.judge("CONV-PATCH-PERSISTS", back, "the patched fields read back", read)
 
 

@@ -59,7 +59,7 @@ def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger,
         f"the stream ends within {suite_settings.request_timeout:g} s of the cancel",
         f"still open after {len(live.events)} events ({live.error or 'no end'})",
         live.exchange,
-        check={"kind": "stream-ends", "entry": findings.index(live.entry)},
+        check=checks.StreamEndsCheck(entry=findings.index(live.entry)),
     )
     # A status is where the run's reads end: a queue-backed server may show the cancel a moment
     # after it answered it (read until two reads agree, AGREE_APART apart; a status contradicting
@@ -81,10 +81,10 @@ def test_cancel_interrupts_a_running_run_and_ends_its_stream(api, agent, ledger,
         raise findings.Blocked(
             f"not judged: the run finished before the cancel took effect ({how}); {read}"
         )
-    cancelled = sorted(set(checks.TERMINAL_RUN) - {"success"})
+    cancelled = tuple(sorted(set(checks.TERMINAL_RUN) - {"success"}))
     findings.judge(
         "RUN-CANCEL",
-        {"kind": "field", "entry": findings.index(after), "key": "status", "in": cancelled},
+        checks.FieldCheck(entry=findings.index(after), key="status", in_=cancelled),
         f"a terminal status other than success, where the reads end ({read})",
         after,
     )

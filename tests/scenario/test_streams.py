@@ -10,6 +10,7 @@ failure is reproduced by running again with the same seed.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -116,7 +117,7 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
     joined = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": last_id})
     findings.judge(
         "RUN-STREAM-ENDS",
-        {"kind": "stream-ends", "entry": findings.index(joined.entry)},
+        checks.StreamEndsCheck(entry=findings.index(joined.entry)),
         "the joined stream ends when the run does",
         joined.exchange,
     )
@@ -129,31 +130,31 @@ def test_join_after_a_dropped_stream_resumes_without_gap_or_duplicate(
     agreements.judge()
     replay_ok = check_replay(seen, joined.events, full)
     where = f"dropped after event {len(seen)} (id {last_id!r}, seed {suite_settings.seed})"
-    received = {"entry": findings.index(first.entry), "to": len(seen)}
-    got = [{"entry": findings.index(joined.entry)}]
+    received = checks.EventSlice(entry=findings.index(first.entry), end=len(seen))
+    got: tuple[checks.EventSlice, ...] = (checks.EventSlice(entry=findings.index(joined.entry)),)
     findings.judge(
         "RUN-JOIN-RESUME",
-        {"kind": "events-new", "got": got, "seen": [received]},
+        checks.EventsNewCheck(got=got, seen=(received,)),
         f"no event already received ({where})",
         joined.exchange,
     )
     if replay_ok:  # the replay is the truth the resumed part is measured against
-        expected = [{"entry": findings.index(full.entry), "from": len(seen)}]
+        expected = (checks.EventSlice(entry=findings.index(full.entry), start=len(seen)),)
         truth = f"exactly the events after {last_id!r}: {checks.shown(full.events[len(seen) :])}"
         truth += f" ({where})"
     else:  # no replay: one join from the first event received sends the same, after it
         start = next(i for i, e in enumerate(seen) if e.own_id and e.id)
         since_id = seen[start].id
         since = replay(api, thread_id, run_id, suite_settings, **{"last-event-id": since_id})
-        expected = [{"entry": findings.index(since.entry)}]
-        got = [{**received, "from": start + 1}, *got]
+        expected = (checks.EventSlice(entry=findings.index(since.entry)),)
+        got = (replace(received, start=start + 1), *got)
         truth = (
             f"after {since_id!r}, the events received then those of the join, as one join "
             f"from {since_id!r} sends them: {checks.shown(since.events)} ({where}; no replay)"
         )
     findings.judge(
         "RUN-JOIN-RESUME",
-        {"kind": "events-equal", "got": got, "expected": expected},
+        checks.EventsEqualCheck(got=got, expected=expected),
         truth,
         joined.exchange,
     )

@@ -12,7 +12,7 @@ import pytest
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.evidence import har, places
 from assistant_conformance.suite.http import trail
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 
 KB = "http://t/api/ai/v1/kb/kb-0123456789"
 
@@ -38,7 +38,7 @@ def test_a_long_polling_loop_is_thinned_before_its_values_are_traced(
     record = findings.TestRecord(frozenset({"KB-PROCESS-COMPLETES"}), strict=False, nodeid="t::x")
     record.exchanges += [created, *polls]
     finding = Finding("KB-PROCESS-COMPLETES", "warn", "terminal", "waiting")
-    check = {"kind": "documents-terminal", "entry": 300, "ids": ["d1"]}
+    check = checks.DocumentsTerminalCheck(entry=300, ids=("d1",))
     record.traced.append(findings.Traced(finding, 0, 301, check))
     asked: list[int] = []
     needed = places.needed

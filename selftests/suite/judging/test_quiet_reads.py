@@ -13,7 +13,7 @@ import pytest
 
 from assistant_conformance.contract.openapi import MARKER_KEY
 from assistant_conformance.suite import flows
-from assistant_conformance.suite.flows import owner_reads
+from assistant_conformance.suite.flows import owner_reads, runs
 from assistant_conformance.suite.flows.owner_reads import AroundRequest, OwnerRead
 from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.judging import checks
@@ -39,34 +39,34 @@ def test_a_run_list_is_compared_by_the_runs_of_its_thread() -> None:
     before = read([run("a"), run("x", "t2")])
     others = read([run("y", "t2"), run("a"), run("x", "t2")])
     ours = read([run("b"), run("a"), run("x", "t2")])
-    check = {"kind": "same-reads", "entries": [0, 1], "filters": [OURS]}
+    check = checks.SameReadsCheck(entries=(0, 1), filters=(OURS,))
     assert checks.evaluate(check, [before, others])[0]
     ok, said = checks.evaluate(check, [before, ours])
     assert not ok and "thread_id is 't1'" in said[0]
-    unfiltered = {"kind": "same-reads", "entries": [0, 1]}
+    unfiltered = checks.SameReadsCheck(entries=(0, 1))
     assert not checks.evaluate(unfiltered, [before, others])[0]  # what the filter is for
 
 
 def test_runs_that_name_no_thread_are_kept_and_a_search_keeps_only_the_marked() -> None:
     unnamed = read([run("a", None)])
     assert not checks.evaluate(
-        {"kind": "same-reads", "entries": [0, 1], "filters": [OURS]}, [unnamed, read([])]
+        checks.SameReadsCheck(entries=(0, 1), filters=(OURS,)), [unnamed, read([])]
     )[0]
     search = "http://t/api/ai/threads/search"
     thread = {"thread_id": "t1", "metadata": {MARKER_KEY: "m1"}}
     neighbour = {"thread_id": "n1", "metadata": {"neighbour": 1}}
     copy = {"thread_id": "c1", "metadata": {MARKER_KEY: "m1"}}
     before = read([thread], "POST", search)
-    check = {"kind": "same-reads", "entries": [0, 1], "filters": [MARKED]}
+    check = checks.SameReadsCheck(entries=(0, 1), filters=(MARKED,))
     assert checks.evaluate(check, [before, read([neighbour, thread], "POST", search)])[0]
     assert not checks.evaluate(check, [before, read([copy, thread], "POST", search)])[0]
 
 
 def test_the_filter_and_the_request_are_in_the_checks_trail_indexes() -> None:
-    check = {"kind": "same-reads", "entries": [1, 3], "idle": [2], "filters": [OURS], "request": 4}
-    assert sorted(checks.entries_of(check)) == [1, 2, 3, 4]
-    moved = checks.rebased(check, lambda i: i + 10)
-    assert moved["request"] == 14 and moved["filters"] == [OURS]
+    check = checks.SameReadsCheck(entries=(1, 3), idle=(2,), filters=(OURS,), request=4)
+    assert sorted(check.reads()) == [1, 2, 3, 4]
+    moved = check.rebased(lambda i: i + 10)
+    assert moved.request == 14 and moved.filters == (OURS,)
 
 
 class Reads:
@@ -114,7 +114,7 @@ def answer(status: str) -> httpx.Response:
 
 def settled(*statuses: str, was: str | None = None) -> tuple[str, list[Any], bool]:
     answers = iter(statuses)
-    until = {"kind": "field", "key": "status", "in": sorted(checks.TERMINAL_RUN)}
+    until = runs.UNTIL_RUN_ENDED
     last, seen, stayed = flows.settled(lambda: answer(next(answers)), until, "status", 10.0, was)
     return last.json()["status"], seen, stayed
 

@@ -110,7 +110,7 @@ def test_what_differs_between_idle_reads_is_no_effect() -> None:
     idle = read(b'{"values": {"a": 1}, "created_at": "10:01", "checkpoint": {"id": "c2"}}')
     same = read(b'{"values": {"a": 1}, "created_at": "10:02", "checkpoint": {"id": "c3"}}')
     changed = read(b'{"values": {"a": 2}, "created_at": "10:02", "checkpoint": {"id": "c3"}}')
-    check = {"kind": "same-reads", "entries": [0, 1], "idle": [2]}
+    check = checks.SameReadsCheck(entries=(0, 1), idle=(2,))
     assert checks.evaluate(check, [before, same, idle])[0]
     assert not checks.evaluate(check, [before, changed, idle])[0]
-    assert not checks.evaluate({"kind": "same-reads", "entries": [0, 1]}, [before, same])[0]
+    assert not checks.evaluate(checks.SameReadsCheck(entries=(0, 1)), [before, same])[0]

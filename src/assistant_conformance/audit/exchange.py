@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from assistant_conformance.audit.capture import BEARER_CREDENTIAL, NO_CREDENTIAL, Capture
-from assistant_conformance.audit.judge import Judgement
+from assistant_conformance.audit.judge import JsonBodyCheck, Judgement, ResponseSchemaCheck
 from assistant_conformance.audit.operations import has_shape, header_value, last_event_id
 from assistant_conformance.contract.openapi import Operation, by_label
 from assistant_conformance.suite.http import sse, strictjson
@@ -38,8 +38,7 @@ from assistant_conformance.suite.judging.charges import (
 )
 from assistant_conformance.suite.judging.door_charges import CROSS_CUTTING, STRICT_JSON
 
-NOT_2XX = {"kind": "status-class", "classes": [1, 3, 4, 5]}
-NOT_5XX = {"kind": "status-class", "classes": [1, 2, 3, 4]}
+NOT_2XX, NOT_5XX = (1, 3, 4, 5), (1, 2, 3, 4)  # status classes
 LAST_EVENT_ID_NOT_CREDENTIAL = "AUTH-LAST-EVENT-ID-NOT-CREDENTIAL"
 EVENT_IDS, STREAM_ENDS = "RUN-STREAM-EVENT-IDS", "RUN-STREAM-ENDS"
 SERVER_KEPT_OPEN = (sse.OPEN_AFTER_END, sse.OPEN_AFTER_RUN)  # cuts that are the server's doing
@@ -50,8 +49,19 @@ CHALLENGE, JSON_DECLARED = CROSS_CUTTING[NOT_CHALLENGED], CROSS_CUTTING[JSON_UND
 
 def exchange_requirements() -> set[str]:
     """Every requirement one exchange can show (the operations' own: status, content type)."""
-    own = {MISSING, INVALID, AUTH_401, LAST_EVENT_ID_NOT_CREDENTIAL, CHALLENGE[0],
-           JSON_DECLARED[0], NO_5XX, SHAPE, ERROR_JSON, EVENT_IDS, STREAM_ENDS}  # fmt: skip
+    own = {
+        MISSING,
+        INVALID,
+        AUTH_401,
+        LAST_EVENT_ID_NOT_CREDENTIAL,
+        CHALLENGE[0],
+        JSON_DECLARED[0],
+        NO_5XX,
+        SHAPE,
+        ERROR_JSON,
+        EVENT_IDS,
+        STREAM_ENDS,
+    }
     for op in by_label().values():
         own |= {op.requirements[k] for k in ("status", "content-type") if k in op.requirements}
     return own
@@ -76,27 +86,29 @@ def bearer_rule(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     refused = capture.refused_before(index) if credential.kind == BEARER_CREDENTIAL else None
     if (credential.kind == BEARER_CREDENTIAL and refused is None) or entry.status in NOT_SERVED:
         return []
-    what = credential.what if refused is None else (
-        f"a token refused (401) {refused.count} time(s) before, first at entry {refused.entry}, "
-        "and taken on none of the requests it carried")  # fmt: skip
+    what = credential.what
+    if refused is not None:
+        what = (
+            f"a token refused (401) {refused.count} time(s) before, first at entry "
+            f"{refused.entry}, and taken on none of the requests it carried"
+        )
     requirement = MISSING if credential.kind == NO_CREDENTIAL else INVALID
-    found = [Judgement(requirement, {**NOT_2XX, "entry": index},
-                       f"not a 2xx: the request carries {what}", index, op.label)]  # fmt: skip
+    expected = f"not a 2xx: the request carries {what}"
+    not_2xx = checks.StatusClassCheck(entry=index, classes=NOT_2XX)
+    found = [Judgement(requirement, not_2xx, expected, index, op.label)]
     if not 200 <= (entry.status or 0) < 300:
-        check = {"kind": "status", "entry": index, "statuses": [401]}
+        check: checks.Check = checks.StatusCheck(entry=index, statuses=(401,))
         expected = f"HTTP 401: the request carries {what}"
         found.append(Judgement(AUTH_401, check, expected, index, op.label))
     if credential.kind == NO_CREDENTIAL and op.streaming and last_event_id(entry):
         expected = "not a 2xx: last-event-id is no credential"
-        check = {**NOT_2XX, "entry": index}
-        found.append(Judgement(LAST_EVENT_ID_NOT_CREDENTIAL, check, expected, index, op.label))
+        found.append(Judgement(LAST_EVENT_ID_NOT_CREDENTIAL, not_2xx, expected, index, op.label))
     return found
 
 
 def _rule(rule: tuple[str, str, str, str], index: int, op: Operation) -> Judgement:
     requirement, expected, name, pattern = rule
-    check = {"kind": "header", "entry": index, "name": name, "pattern": pattern,
-             "ignore_case": True}  # fmt: skip
+    check = checks.HeaderCheck(entry=index, name=name, pattern=pattern, ignore_case=True)
     return Judgement(requirement, check, expected, index, op.label)
 
 
@@ -117,13 +129,14 @@ def status(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     """The documented success status of a 2xx; no 5xx. A 4xx may answer the client's own input
     (or a resource it does not have): not judged."""
     code = capture.entries[index].status or 0
-    found = [Judgement(NO_5XX, {**NOT_5XX, "entry": index}, "no 5xx answer", index, op.label)]
+    no_5xx = checks.StatusClassCheck(entry=index, classes=NOT_5XX)
+    found = [Judgement(NO_5XX, no_5xx, "no 5xx answer", index, op.label)]
     if 200 <= code < 300:
         if op.success_status is None:
-            check = {"kind": "status-class", "entry": index, "classes": [2]}
+            check: checks.Check = checks.StatusClassCheck(entry=index, classes=(2,))
             expected = "a 2xx (the document leaves the status unspecified)"
         else:
-            check = {"kind": "status", "entry": index, "statuses": [op.success_status]}
+            check = checks.StatusCheck(entry=index, statuses=(op.success_status,))
             expected = f"HTTP {op.success_status}, the documented success status"
         found.append(Judgement(op.status_requirement, check, expected, index, op.label))
     return found
@@ -137,15 +150,15 @@ def bodies(capture: Capture, index: int, op: Operation) -> list[Judgement]:
         return []  # what was not kept is not judged
     declared_json = strictjson.is_json(header_value(entry.response_headers, "content-type"))
     if entry.stream is not None or (declared_json and entry.response_body):
-        found.append(Judgement(SHAPE, {"kind": "strict-json", "entry": index}, STRICT_JSON,
-                               index, op.label))  # fmt: skip
+        strict = checks.StrictJsonCheck(entry=index)
+        found.append(Judgement(SHAPE, strict, STRICT_JSON, index, op.label))
     documented = op.success_status in (None, code)
     if 200 <= code < 300 and documented and not op.streaming and has_shape(op, code):
-        check = {"kind": "response-schema", "entry": index, "operation": op.label}
+        check: checks.Check = ResponseSchemaCheck(entry=index, operation=op.label)
         expected = "the shape spec/openapi.yaml gives this answer"
         found.append(Judgement(SHAPE, check, expected, index, op.label))
     if 400 <= code < 500:
-        check = {"kind": "json-body", "entry": index}
+        check = JsonBodyCheck(entry=index)
         found.append(Judgement(ERROR_JSON, check, "a JSON body", index, op.label))
     return found
 
@@ -153,15 +166,17 @@ def bodies(capture: Capture, index: int, op: Operation) -> list[Judgement]:
 def stream(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     entry = capture.entries[index]
     kind = op.requirements.get("content-type", "")
-    check = {"kind": "header", "entry": index, "name": "content-type",
-             "pattern": r"^\s*text/event-stream\s*(;|$)", "ignore_case": True}  # fmt: skip
+    pattern = r"^\s*text/event-stream\s*(;|$)"
+    check: checks.Check = checks.HeaderCheck(
+        entry=index, name="content-type", pattern=pattern, ignore_case=True
+    )
     found = [Judgement(kind, check, "Content-Type text/event-stream", index, op.label)]
     if checks.events_of(entry):
-        check = {"kind": "event-ids", "entry": index}
+        check = checks.EventIdsCheck(entry=index)
         found.append(Judgement(EVENT_IDS, check, "an id on every event", index, op.label))
     told = entry.stream or {}
     if told.get("closed_by_server") or told.get("cut") in SERVER_KEPT_OPEN:
-        check = {"kind": "stream-ends", "entry": index}
+        check = checks.StreamEndsCheck(entry=index)
         expected = "the server ends the stream once the run is terminal"
         found.append(Judgement(STREAM_ENDS, check, expected, index, op.label))
     return found
@@ -170,4 +185,4 @@ def stream(capture: Capture, index: int, op: Operation) -> list[Judgement]:
 def only_failures(judgement: Judgement) -> bool:
     """Strict JSON counts where it breaks (as the run's doors record it), never as a pass: a
     body's shape says whether it holds what the document names."""
-    return judgement.check["kind"] == "strict-json"
+    return isinstance(judgement.check, checks.StrictJsonCheck)

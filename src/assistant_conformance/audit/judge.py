@@ -5,15 +5,15 @@ it points at. Evaluated on the capture's exchanges it is a finding of the suite'
 in its text and its evidence.
 
 Two kinds of check are the audit's own, where suite/judging/checks.py has none: `response-schema`
-(the body has the shape the document gives the answer) and `json-body` (the body is JSON at all).
+(the body has the shape the document gives the answer) and `json-body` (the body is JSON at all),
+in OWN_KINDS beside checks.CHECK_KINDS.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from assistant_conformance.audit.capture import Capture
 from assistant_conformance.audit.operations import shape_problem
@@ -28,39 +28,49 @@ from assistant_conformance.suite.judging import checks
 @dataclass(frozen=True)
 class Judgement:
     requirement: str
-    check: dict[str, Any]  # checks' words (suite/judging/checks.py, or the audit's own kinds below)
+    check: checks.Check  # suite/judging/checks.py's, or one of the audit's own kinds below
     expected: str
     entry: int  # the exchange it points at (its index in the file)
     operation: str  # `METHOD /path/{template}`
 
 
-def _response_schema(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
-    entry = entries[check["entry"]]
-    wrong = shape_problem(by_label()[check["operation"]], entry.status or 0, checks.body_of(entry))
-    return wrong is None, wrong or "the documented shape"
+@dataclass(frozen=True, kw_only=True)
+class ResponseSchemaCheck(checks.Check):
+    """The JSON body has the shape the document gives the answer of `operation` at its status."""
+
+    kind = checks.CheckKind.RESPONSE_SCHEMA
+    entry: int = field(metadata=checks.TRAIL_INDEX)
+    operation: str
+
+    def judge(self, entries: Sequence[trail.Entry]) -> checks.Verdict:
+        entry = entries[self.entry]
+        op = by_label()[self.operation]
+        wrong = shape_problem(op, entry.status or 0, checks.body_of(entry))
+        return wrong is None, wrong or "the documented shape"
 
 
-def _json_body(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
-    entry = entries[check["entry"]]
-    found = checks.body_of(entry) is not None
-    text = bytes(entry.response_body[:200]).decode("utf-8", "replace")
-    return found, "a JSON body" if found else f"HTTP {entry.status} body {text!r}"
+@dataclass(frozen=True, kw_only=True)
+class JsonBodyCheck(checks.Check):
+    """The answer has a JSON body."""
+
+    kind = checks.CheckKind.JSON_BODY
+    entry: int = field(metadata=checks.TRAIL_INDEX)
+
+    def judge(self, entries: Sequence[trail.Entry]) -> checks.Verdict:
+        entry = entries[self.entry]
+        found = checks.body_of(entry) is not None
+        text = bytes(entry.response_body[:200]).decode("utf-8", "replace")
+        return found, "a JSON body" if found else f"HTTP {entry.status} body {text!r}"
 
 
-_OWN: dict[str, Callable[[checks.Check, Sequence[trail.Entry]], checks.Verdict]] = {
-    "response-schema": _response_schema,
-    "json-body": _json_body,
+OWN_KINDS: dict[checks.CheckKind, type[checks.Check]] = {
+    c.kind: c for c in (ResponseSchemaCheck, JsonBodyCheck)
 }
-
-
-def judge_check(check: checks.Check, entries: Sequence[trail.Entry]) -> checks.Verdict:
-    own = _OWN.get(check["kind"])
-    return own(check, entries) if own else checks.evaluate(check, entries)
 
 
 def finding(judgement: Judgement, capture: Capture) -> Finding:
     """The judgement evaluated on the capture's exchanges."""
-    held, seen = judge_check(judgement.check, capture.entries)
+    held, seen = checks.evaluate(judgement.check, capture.entries)
     level = load()[judgement.requirement].level
     verdict = PASS if held else (FAIL if level == "MUST" else WARN)
     where = f"{capture.name}, entry {judgement.entry}"
@@ -68,9 +78,13 @@ def finding(judgement: Judgement, capture: Capture) -> Finding:
     found.operation = judgement.operation
     if not held:
         found.actual = f"{describe(seen)} ({where})"
-        found.evidence = {**exchange_evidence(capture.entries[judgement.entry]).as_dict(),
-                          "har": capture.name, "entry": judgement.entry}  # fmt: skip
-        key = f"{judgement.requirement}|{capture.name}|{judgement.entry}|{judgement.check['kind']}"
+        found.evidence = {
+            **exchange_evidence(capture.entries[judgement.entry]).as_dict(),
+            "har": capture.name,
+            "entry": judgement.entry,
+        }
+        kind = judgement.check.kind.value
+        key = f"{judgement.requirement}|{capture.name}|{judgement.entry}|{kind}"
         found.id = f"{judgement.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
     return found
 
@@ -78,8 +92,15 @@ def finding(judgement: Judgement, capture: Capture) -> Finding:
 def exchange_evidence(entry: trail.Entry) -> Exchange:
     """What was sent, and the start of what came back (redacted where it is shown)."""
     text = bytes(entry.response_body[:EXCERPT]).decode("utf-8", "replace")
-    return Exchange(entry.method, entry.url, dict(entry.request_headers), entry.request_body,
-                    entry.status, dict(entry.response_headers), text)  # fmt: skip
+    return Exchange(
+        entry.method,
+        entry.url,
+        dict(entry.request_headers),
+        entry.request_body,
+        entry.status,
+        dict(entry.response_headers),
+        text,
+    )
 
 
 def finding_line(found: Finding) -> str:

@@ -27,7 +27,7 @@ from functools import cache
 from typing import Any
 
 from assistant_conformance.audit.capture import Capture
-from assistant_conformance.audit.judge import Judgement, judge_check
+from assistant_conformance.audit.judge import Judgement
 from assistant_conformance.audit.operations import last_event_id, path_values, run_of, url_path
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import Operation, by_label, operation_label
@@ -118,12 +118,13 @@ def deleted(
         return []  # deleting again where the resource can be read: the read says it
     if not (_success(capture, index) or entry.status in GONE):
         return []
-    found = [lives.deleted_at(capture, requirement, v, index)
-             for v in path_values(entry, op, base_path)]  # fmt: skip
+    found = [
+        lives.deleted_at(capture, requirement, v, index) for v in path_values(entry, op, base_path)
+    ]
     earlier = max((at for at in found if at is not None), default=None)
     if earlier is None:
         return []
-    check = {"kind": "status", "entry": index, "statuses": list(GONE)}
+    check = checks.StatusCheck(entry=index, statuses=tuple(GONE))
     expected = f"HTTP 404: its resource was deleted at entry {earlier}"
     return [Judgement(requirement, check, expected, index, op.label)]
 
@@ -158,7 +159,7 @@ def patched(capture: Capture, ops: Ops, index: int, reads: Reads) -> list[Judgem
     sent = _patched_fields(by_label()[patch], before.request_body)
     if not sent:
         return []
-    check = {"kind": "read-back", "entry": index, "sent": sent}
+    check = checks.ReadBackCheck(entry=index, sent=sent)
     expected = f"the fields patched at entry {earlier}, read back"
     return [Judgement(PERSISTS[patch], check, expected, index, op.label)]
 
@@ -229,8 +230,10 @@ def _resume(capture: Capture, ops: Ops, at: int, truth: int) -> Judgement | None
             return None  # an id that is none of the run's: a join's answer is not stated
         start = named[len(named) - got]
         expected = f"an unbroken tail of the run's events at entry {truth} ({sent!r} is none)"
-    check = {"kind": "events-equal", "got": [{"entry": at}],
-             "expected": [{"entry": truth, "from": start}]}  # fmt: skip
+    check = checks.EventsEqualCheck(
+        got=(checks.EventSlice(entry=at),),
+        expected=(checks.EventSlice(entry=truth, start=start),),
+    )
     return Judgement(requirement, check, expected, at, op.label)
 
 
@@ -238,8 +241,10 @@ def _resume(capture: Capture, ops: Ops, at: int, truth: int) -> Judgement | None
 
 
 NOT_DATA = {
-    "test": "its check is its test's own code, not words a file can be judged by",
-    "schemathesis": "its check is schemathesis' (run again by `assistant-conformance replay`)",
+    checks.CheckKind.TEST: "its check is its test's own code, not words a file can be judged by",
+    checks.CheckKind.SCHEMATHESIS: (
+        "its check is schemathesis' (run again by `assistant-conformance replay`)"
+    ),
 }
 
 
@@ -248,19 +253,21 @@ def declared_checks(capture: Capture, index: int, not_judged: dict[str, str]) ->
     finding = capture.finding
     if not finding or index != len(capture.entries) - 1:
         return []
-    requirement, check = finding.get("requirement", ""), finding.get("check") or {}
+    requirement, words = finding.get("requirement", ""), finding.get("check") or {}
     if requirement not in load():
         return []
-    if check.get("kind") in NOT_DATA or not check:
-        not_judged.setdefault(requirement, NOT_DATA.get(check.get("kind", ""), "no check"))
+    kind = words.get("kind", "")
+    if kind in NOT_DATA or not words:
+        not_judged.setdefault(requirement, NOT_DATA.get(kind, "no check"))
         return []
     try:
-        judge_check(check, capture.entries)
-    except (KeyError, IndexError, TypeError, ValueError):
-        not_judged.setdefault(requirement, f"its check ({check.get('kind')}) cannot be read")
+        check = checks.from_words(words)
+        check.judge(capture.entries)
+    except (LookupError, TypeError, ValueError):
+        not_judged.setdefault(requirement, f"its check ({kind}) cannot be read")
         return []
-    read = checks.entries_of(check)
-    at = read[0] if "entry" in check else max(read, default=index)
+    looked_at = check.looks_at()
+    at = index if looked_at is None else looked_at
     entry = capture.entries[at]
     label = operation_label(entry.method, url_path(entry.url) or "")
     expected = str(finding.get("expected") or "its declared check holds")

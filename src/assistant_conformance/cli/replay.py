@@ -36,6 +36,7 @@ from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, preflight
+from assistant_conformance.suite.judging.checks import CheckKind
 
 STILL_FAILS, NOW_PASSES, NOT_REPLAYED = "still fails", "now passes", "not replayed"
 
@@ -67,8 +68,9 @@ def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a second principal's token (default: $ASSISTANT_API_ALT_TOKEN; none)",
     )
     for name, what in (("request", "a request may take"), ("process", "a stream or poll may last")):
-        parser.add_argument(f"--{name}-timeout", type=float,
-                            help=f"seconds {what} (default: the report run's)")  # fmt: skip
+        parser.add_argument(
+            f"--{name}-timeout", type=float, help=f"seconds {what} (default: the report run's)"
+        )
     parser.set_defaults(func=main)
 
 
@@ -99,13 +101,16 @@ def main(args: argparse.Namespace) -> int:
 def _chosen(report_dir: Path, ids: list[str]) -> list[Recorded]:
     known = recorded_findings(report_dir) if report_dir.is_dir() else {}
     if not known:
-        print(f"no exchanges in {report_dir}/exchanges: a run with findings writes them there",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"no exchanges in {report_dir}/exchanges: a run with findings writes them there",
+            file=sys.stderr,
+        )
         sys.exit(Exit.USAGE)
     unknown = [i for i in ids if i not in known]
     if unknown:
-        print(f"unknown finding ID {', '.join(unknown)}; known: {', '.join(known)}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"unknown finding ID {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr
+        )
         sys.exit(Exit.USAGE)
     return [known[i] for i in ids] if ids else list(known.values())
 
@@ -121,7 +126,7 @@ def _replay_all(
     replayer = Replayer.open(target, policy, args.report_dir)
     outcomes = []
     try:
-        tests = [r for r in chosen if r.finding["check"]["kind"] == "test"]
+        tests = [r for r in chosen if r.finding["check"]["kind"] == CheckKind.TEST]
         reruns = _rerun_all(tests, target, args)
         for recorded in chosen:
             outcome = reruns.get(recorded.finding["id"]) or _one(
@@ -140,12 +145,16 @@ def _replay_all(
 
 def _summary(chosen: list[Recorded], outcomes: list[ReplayOutcome], base_url: str) -> None:
     """What was judged, and each finding that was not, with why (it counts toward no exit)."""
-    counts = {said: sum(1 for o in outcomes if o.said == said)
-              for said in (STILL_FAILS, NOW_PASSES, NOT_REPLAYED)}  # fmt: skip
+    counts = {
+        said: sum(1 for o in outcomes if o.said == said)
+        for said in (STILL_FAILS, NOW_PASSES, NOT_REPLAYED)
+    }
     judged = counts[STILL_FAILS] + counts[NOW_PASSES]
-    print(f"replayed {judged} of {len(outcomes)} finding(s) against {base_url}: "
-          f"{counts[STILL_FAILS]} still fail, {counts[NOW_PASSES]} now pass, "
-          f"{counts[NOT_REPLAYED]} not replayed")  # fmt: skip
+    print(
+        f"replayed {judged} of {len(outcomes)} finding(s) against {base_url}: "
+        f"{counts[STILL_FAILS]} still fail, {counts[NOW_PASSES]} now pass, "
+        f"{counts[NOT_REPLAYED]} not replayed"
+    )
     for recorded, outcome in zip(chosen, outcomes, strict=True):
         if outcome.said == NOT_REPLAYED:
             print(redact.text(f"  not replayed: {recorded.finding['id']}: {outcome.actual}"))
@@ -196,14 +205,24 @@ def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Record
     nodes = list(dict.fromkeys(r.finding["test"] for r in tests))
     with tempfile.TemporaryDirectory(prefix="conformance-replay-") as folder:
         command = [
-            sys.executable, "-m", "assistant_conformance", "run",
-            f"--base-url={target.base_url}", f"--seed={finding['seed']}",
+            sys.executable,
+            "-m",
+            "assistant_conformance",
+            "run",
+            f"--base-url={target.base_url}",
+            f"--seed={finding['seed']}",
             f"--report-dir={folder}",
             f"--request-timeout={args.request_timeout or bounds.get('request_timeout', 10)}",
             f"--process-timeout={args.process_timeout or bounds.get('process_timeout', 60)}",
             "--concurrency=1",  # a finding's few tests: workers would only add their start-ups
-            "--", *nodes, "-q", "-p", "no:allure_pytest", "-p", "no:langsmith_plugin",
-        ]  # fmt: skip
+            "--",
+            *nodes,
+            "-q",
+            "-p",
+            "no:allure_pytest",
+            "-p",
+            "no:langsmith_plugin",
+        ]
         ran = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         if ran.returncode not in (Exit.CONFORMANT, Exit.VIOLATION):
             lines = (ran.stderr.strip() or ran.stdout.strip()).splitlines() or [""]

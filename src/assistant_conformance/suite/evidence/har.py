@@ -61,8 +61,14 @@ class HarRun:
 
     @classmethod
     def of(cls, settings: Any, target: str, prefix: str) -> HarRun:
-        return cls(settings.report_dir, settings.seed, target, settings.request_timeout,
-                   settings.process_timeout, prefix)  # fmt: skip
+        return cls(
+            settings.report_dir,
+            settings.seed,
+            target,
+            settings.request_timeout,
+            settings.process_timeout,
+            prefix,
+        )
 
 
 def keep(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
@@ -93,7 +99,7 @@ def write_hars(record: TestRecord, origins: list[Entry], run: HarRun) -> None:
         polled, polled_at = thinned(window)
         before = places.needed(polled, origins)
         entries, kept_at = thinned(before + polled)
-        check = checks.rebased(traced.check, _placed(traced.start, len(before), polled_at, kept_at))
+        check = traced.check.rebased(_placed(traced.start, len(before), polled_at, kept_at))
         base = finding_id(traced, entries, check, run.seed, record.nodeid)
         alike[base] += 1
         finding = traced.finding
@@ -150,8 +156,8 @@ def _left_out(skipped: list[Entry]) -> dict[str, Any]:
 
 def main_entry(check: checks.Check, entries: list[Entry]) -> int:
     """The index (in `entries`) of the exchange the finding's check looks at (its last)."""
-    read = checks.entries_of(check)
-    index = read[0] if "entry" in check else max(read, default=len(entries) - 1)
+    index = check.looks_at()
+    index = len(entries) - 1 if index is None else index
     return min(max(index, 0), len(entries) - 1)
 
 
@@ -160,7 +166,7 @@ def finding_id(
 ) -> str:
     entry = entries[main_entry(check, entries)]
     operation = operation_label(entry.method, httpx.URL(entry.url).path)
-    kind = check.get("check") or check["kind"]
+    kind = check.label()
     expected = without_varying(traced.finding.expected)
     key = f"{seed}|{traced.finding.requirement}|{operation}|{kind}|{nodeid}|{expected}"
     return f"{traced.finding.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
@@ -187,7 +193,7 @@ def har_of(
                 "test": nodeid,
                 "target": run.target,
                 "prefix": run.prefix,
-                "check": check,
+                "check": check.as_json(),
                 "bounds": {
                     "request_timeout": run.request_timeout,
                     "process_timeout": run.process_timeout,
@@ -296,11 +302,18 @@ class Recorded:
 
     @property
     def finding(self) -> dict[str, Any]:
-        return self.log["_finding"]
+        found: dict[str, Any] = self.log["_finding"]
+        return found
 
     @property
     def entries(self) -> list[dict[str, Any]]:
-        return self.log["entries"]
+        found: list[dict[str, Any]] = self.log["entries"]
+        return found
+
+    @property
+    def check(self) -> checks.Check:
+        """The finding's check, read back into its class."""
+        return checks.from_words(self.finding["check"])
 
 
 def recorded_findings(report_dir: Path) -> dict[str, Recorded]:

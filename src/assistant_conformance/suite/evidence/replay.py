@@ -64,7 +64,7 @@ class Replayer:
         made_before = unreplayed.made_by_run(recorded)
         resend = Resend(self, recorded, process_timeout, polls_within, made_before)
         answers = resend.go()
-        check = resend.check(recorded.finding["check"])
+        check = resend.check(recorded.check)
         unreplayed.judgeable(check, resend.stopped, resend.got)
         return answers, check
 
@@ -72,7 +72,7 @@ class Replayer:
         self, check: checks.Check, requirement: str, answers: list[trail.Entry]
     ) -> checks.Verdict:
         """The finding's check (`requirement`'s) on the new answers."""
-        if check["kind"] != "schemathesis":
+        if not isinstance(check, checks.SchemathesisCheck):
             return checks.evaluate(check, answers)
         policy = self.safety.policy
         compat.install(clients.adapter(policy))
@@ -86,7 +86,7 @@ class Replayer:
             "verify": policy.requests_verify,
         }
         try:
-            return replayed.judge_again(check, requirement, answers[check["entry"]], kwargs)
+            return replayed.judge_again(check, requirement, answers[check.entry], kwargs)
         except LookupError as exc:  # no operation of the document: no case to judge again
             raise unreplayed.NotReplayed(str(exc)) from None
 

@@ -29,9 +29,17 @@ from assistant_conformance.suite.safety.ledger import ALT, MAIN
 from assistant_conformance.suite.safety.session import SafetySession
 
 DROPPED_HEADERS = frozenset(
-    {"host", "content-length", "authorization", "connection", "accept-encoding", "cookie",
-     "transfer-encoding", "user-agent"}
-)  # fmt: skip
+    {
+        "host",
+        "content-length",
+        "authorization",
+        "connection",
+        "accept-encoding",
+        "cookie",
+        "transfer-encoding",
+        "user-agent",
+    }
+)
 
 
 class Sender(Protocol):
@@ -134,7 +142,7 @@ class Resend:
 
     def poll(self, index: int, loop: dict[str, Any]) -> trail.Entry:
         deadline = time.monotonic() + (self.polls_within or float(loop["within"]))
-        until = self.check({**loop["until"], "entry": 0})
+        until = self.check(checks.from_words({**loop["until"], "entry": checks.LOOP_ANSWER}))
         while True:
             answer = self.send(index)
             if checks.holds(until, [answer]) or time.monotonic() >= deadline:
@@ -184,8 +192,15 @@ class Resend:
             # the entry keeps what came, or the fault; a stream that got no answer says why
             with running.following(holder):
                 try:
-                    read_stream(client, method, url, deadline=deadline, max_events=max_events,
-                                headers=headers, content=body)  # fmt: skip
+                    read_stream(
+                        client,
+                        method,
+                        url,
+                        deadline=deadline,
+                        max_events=max_events,
+                        headers=headers,
+                        content=body,
+                    )
                 except (AnswerFault, httpx.HTTPError, NotOwned, Stopped, Overdue) as exc:
                     refused.append(exc)
             if holder:
@@ -202,8 +217,10 @@ class Resend:
             raise unreplayed.NotReplayed(f"exchange {index}: {refused[0]}")
         if holder:
             self.got[index] = holder[0]
-        if any(index in {d["entry"] for d in later.get("_during", [])}
-               for later in self.recorded.entries[index + 1 :]):  # fmt: skip
+        if any(
+            index in {d["entry"] for d in later.get("_during", [])}
+            for later in self.recorded.entries[index + 1 :]
+        ):
             self.readers[index] = (thread, holder[0] if holder else None)
         else:
             thread.join(deadline + 5)
@@ -214,8 +231,11 @@ class Resend:
         entry = self.recorded.entries[index]
         request = entry["request"]
         url = httpx.URL(self.rebase(request["url"]))
-        headers = {h["name"]: h["value"] for h in request["headers"]
-                   if h["name"].lower() not in DROPPED_HEADERS}  # fmt: skip
+        headers = {
+            h["name"]: h["value"]
+            for h in request["headers"]
+            if h["name"].lower() not in DROPPED_HEADERS
+        }
         body = places.body_bytes(request.get("postData"))
         principal, authorization = self.credential(entry["_credential"])
         if authorization is not None:
@@ -251,12 +271,12 @@ class Resend:
 
     def check(self, check: checks.Check) -> checks.Check:
         """A check with the new answers' values where it names the old ones."""
-        text = json.dumps(check)
+        text = json.dumps(check.as_json())
         prefix = self.recorded.finding.get("prefix")
         now = self.sender.safety.ledger.run_prefix
         for old, new in {**self.renamed, **({prefix: now} if prefix else {})}.items():
             text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
-        return json.loads(text)
+        return checks.from_words(json.loads(text))
 
     def rebase(self, url: str) -> str:
         old = self.recorded.finding.get("target", "").rstrip("/")

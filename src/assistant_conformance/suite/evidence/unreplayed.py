@@ -62,8 +62,9 @@ def refuse_old(
 
 def unsendable(index: int, exc: Exception) -> NotReplayed:
     """Request `index` cannot be sent as it was: the HTTP client refuses it (`exc`)."""
-    return NotReplayed(f"exchange {index} cannot be sent as it was: the HTTP client refuses it "
-                       f"({exc})")  # fmt: skip
+    return NotReplayed(
+        f"exchange {index} cannot be sent as it was: the HTTP client refuses it ({exc})"
+    )
 
 
 def value_not_given(
@@ -83,7 +84,7 @@ def value_not_given(
 
 def judgeable(check: checks.Check, stopped: tuple[int, str] | None, got: Collection[int]) -> None:
     """A check is judged only on exchanges sent as they were (NotReplayed: why not)."""
-    read_entries = checks.entries_of(check)
+    read_entries = check.reads()
     if stopped is not None and any(i >= stopped[0] for i in read_entries):
         raise NotReplayed(stopped[1])
     unsent = [i for i in read_entries if i not in got]

@@ -115,17 +115,18 @@ def poll(
     timeout: float,
     waits: Waits | None = None,
 ) -> tuple[httpx.Response, bool]:
-    """Read until the check `until` (without its entry) holds on the answer or `timeout` seconds
-    pass; answer the last read and whether it held. A replay polls by the same words. With
+    """Read until the check `until` (its entry checks.LOOP_ANSWER: each answer) holds on the
+    answer or `timeout` seconds pass; answer the last read and whether it held. A replay polls by
+    the same words (the HAR keeps `until` without its entry). With
     `waits`: where a loop of this kind waited its whole bound before in the run, one read, and
     not judged (findings.Blocked) where it does not hold."""
-    kind = str(until["kind"])
+    kind = until.kind.value
     waited_before = waits is not None and waits.spent(kind)
     deadline = time.monotonic() + (0 if waited_before else timeout)
-    with running.polling(until, timeout):
+    with running.polling(until.as_json(with_entry=False), timeout):
         while True:
             response = read()
-            if checks.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
+            if checks.holds(until, [response.extensions[trail.ENTRY]]):
                 return response, True
             if time.monotonic() >= deadline:
                 break
@@ -156,12 +157,12 @@ def settled(
     deadline = time.monotonic() + timeout
     agree = {"key": key, "apart": AGREE_APART, "tries": AGREE_TRIES}
     agree.update({"was": was} if was is not None else {})
-    with running.polling(until, timeout, agree):
+    with running.polling(until.as_json(with_entry=False), timeout, agree):
         seen: list[Any] = []
         while True:
             response = read()
             seen.append(checks.value_at(json_of(response), key))
-            if checks.holds({**until, "entry": 0}, [response.extensions[trail.ENTRY]]):
+            if checks.holds(until, [response.extensions[trail.ENTRY]]):
                 break
             if time.monotonic() >= deadline:
                 return response, seen, False

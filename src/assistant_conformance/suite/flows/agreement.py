@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from assistant_conformance.suite.flows import AGREE_APART, in_order, json_of, settled
-from assistant_conformance.suite.flows.runs import run_status, runs_url
+from assistant_conformance.suite.flows.runs import UNTIL_RUN_ENDED, run_status, runs_url
 from assistant_conformance.suite.http.sse import SseEvent
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.judging.checks import TERMINAL_RUN
@@ -31,9 +31,11 @@ class Agreements:
     def sample(self, run_id: str, events: list[SseEvent]) -> httpx.Response:
         """Read the run after its stream's end until its status stays (two reads agree,
         AGREE_APART apart) and note whether it agrees; answer the last read."""
-        until = {"kind": "field", "key": "status", "in": sorted(TERMINAL_RUN)}
         read, statuses, stayed = settled(
-            lambda: self.api.get(runs_url(self.thread_id, run_id)), until, "status", SETTLE
+            lambda: self.api.get(runs_url(self.thread_id, run_id)),
+            UNTIL_RUN_ENDED,
+            "status",
+            SETTLE,
         )
         wrong = disagreement(read, self.thread_id, run_id, events)
         if not stayed and not wrong:

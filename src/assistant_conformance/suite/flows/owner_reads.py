@@ -160,14 +160,12 @@ class AroundRequest:
         if not kept:
             findings.not_judged(req_id, f"not judged: other traffic{left_out.removeprefix(';')}")
             return
-        check: checks.Check = {
-            "kind": "same-reads",
-            "entries": [findings.index(r) for i in kept for r in (self.before[i], self.after[i])],
-            "idle": [findings.index(self.idle[i]) for i in kept],
-            "filters": [self.reads[i].where for i in kept],
-        }
-        if isinstance(request, httpx.Response):
-            check["request"] = findings.index(request)
+        check = checks.SameReadsCheck(
+            entries=tuple(findings.index(r) for i in kept for r in (self.before[i], self.after[i])),
+            idle=tuple(findings.index(self.idle[i]) for i in kept),
+            filters=tuple(self.reads[i].where for i in kept),
+            request=findings.index(request) if isinstance(request, httpx.Response) else None,
+        )
         names = ", ".join(self.reads[i].name for i in kept)
         expected = (
             f"the resource reads the same before and after ({names}; a read that differs read "

@@ -80,7 +80,8 @@ def poll_until_terminal(
     def read() -> httpx.Response:  # until all terminal, or no status answer: nothing more to learn
         return api.get(status_url(prefix, kb_id), params={"ids": ",".join(doc_ids)})
 
-    response, _ = poll(read, {"kind": "documents-settled", "ids": doc_ids}, timeout, waits)
+    until = checks.DocumentsSettledCheck(entry=checks.LOOP_ANSWER, ids=tuple(doc_ids))
+    response, _ = poll(read, until, timeout, waits)
     if response.status_code == 200:
         judge_completes(response, doc_ids, timeout)
     found = read_statuses(response) if response.status_code == 200 else None
@@ -106,7 +107,7 @@ def expect_exact(response: httpx.Response, requested: list[str]) -> bool:
 def judge_completes(response: httpx.Response, doc_ids: list[str], timeout: float) -> None:
     """KB-PROCESS-COMPLETES on the status read last: judged in a test that names it; in any other,
     charged where it does not hold (its poll then waited its whole bound: see the module)."""
-    check = {"kind": "documents-terminal", "entry": findings.index(response), "ids": doc_ids}
+    check = checks.DocumentsTerminalCheck(entry=findings.index(response), ids=tuple(doc_ids))
     expected = f"every processed document {sorted(checks.TERMINAL_DOCUMENT)} within {timeout:g} s"
     if COMPLETES in running.checked_requirements():
         findings.judge(COMPLETES, check, expected, response)

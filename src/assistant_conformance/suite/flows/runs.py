@@ -38,6 +38,10 @@ from assistant_conformance.suite.safety.ledger import Ledger
 
 THREADS = "/api/ai/threads"
 ACTIVE = frozenset({"pending", "running"})
+# A run read until its status is terminal (a polling loop's `until`).
+UNTIL_RUN_ENDED = checks.FieldCheck(
+    entry=checks.LOOP_ANSWER, key="status", in_=tuple(sorted(checks.TERMINAL_RUN))
+)
 
 
 # the run options a check names (agent.OPTIONS)
@@ -128,8 +132,7 @@ def run_status(response: httpx.Response) -> str | None:
 
 def wait_terminal(api: httpx.Client, thread_id: str, run_id: str, timeout: float) -> httpx.Response:
     """GET the run until its status is terminal or `timeout` passes; answers the last read."""
-    until = {"kind": "field", "key": "status", "in": sorted(checks.TERMINAL_RUN)}
-    response, _ = poll(lambda: api.get(runs_url(thread_id, run_id)), until, timeout)
+    response, _ = poll(lambda: api.get(runs_url(thread_id, run_id)), UNTIL_RUN_ENDED, timeout)
     return response
 
 
@@ -139,8 +142,9 @@ def settled_status(
     """GET the run until terminal (within `timeout`), then until two reads agree on its status
     (flows.settled; `was`: the status it settled on before): where the status ends, the statuses
     read in order, and whether it stayed."""
-    until = {"kind": "field", "key": "status", "in": sorted(checks.TERMINAL_RUN)}
-    return settled(lambda: api.get(runs_url(thread_id, run_id)), until, "status", timeout, was)
+    return settled(
+        lambda: api.get(runs_url(thread_id, run_id)), UNTIL_RUN_ENDED, "status", timeout, was
+    )
 
 
 def ended_probe(api: httpx.Client, thread_id: str, run_id: str = "") -> RunEnded:

@@ -35,7 +35,7 @@ from assistant_conformance.suite.http.observe import (
     SLOW,
     AnswerFault,
 )
-from assistant_conformance.suite.judging import findings
+from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.charges import AUTH_401, FINDINGS_PER_REQUIREMENT, SHAPE
 from assistant_conformance.suite.judging.findings import TestRecord
 
@@ -64,11 +64,11 @@ def fault_requirement(fault: AnswerFault) -> str:
     return op.status_requirement if op else SHAPE
 
 
-def fault_check(kind: str) -> findings.Check:
+def fault_check(kind: str) -> checks.Check:
     """A replay's check of a fault: the same request answered whole within the bounds."""
     trail = record.exchanges if (record := findings.recorded()) else []
     faulted = [i for i, entry in enumerate(trail) if entry.fault == kind] or [len(trail) - 1]
-    return {"kind": "answer", "entry": faulted[-1]}
+    return checks.AnswerCheck(entry=faulted[-1])
 
 
 def charge_fault(fault: AnswerFault) -> str:
@@ -94,7 +94,7 @@ def charge_observations(record: TestRecord) -> None:
     keys = list(dict.fromkeys(o.key for o in record.observations if o.kind == NOT_STRICT_JSON))
     for key in keys[:FINDINGS_PER_REQUIREMENT]:
         found = next(o for o in record.observations if o.key == key)
-        check = {"kind": "strict-json", "entry": record.entry(found.entry)}
+        check = checks.StrictJsonCheck(entry=record.entry(found.entry))
         findings.charged(SHAPE, STRICT_JSON, found.what, found.evidence, check)
     settle_cross_cutting(record)
     record.observations.clear()
@@ -103,11 +103,19 @@ def charge_observations(record: TestRecord) -> None:
 # Rules every answer of a kind keeps, whichever test received it: the observation that breaks one,
 # its requirement, what was expected and the header a replay reads again.
 CROSS_CUTTING = {
-    JSON_UNDECLARED: ("ROBUST-JSON-CONTENT-TYPE", "a JSON body declared application/json",
-                      "content-type", "json"),
-    NOT_CHALLENGED: ("AUTH-WWW-AUTHENTICATE", "a 401 with a WWW-Authenticate header naming Bearer",
-                     "www-authenticate", BEARER.pattern),
-}  # fmt: skip
+    JSON_UNDECLARED: (
+        "ROBUST-JSON-CONTENT-TYPE",
+        "a JSON body declared application/json",
+        "content-type",
+        "json",
+    ),
+    NOT_CHALLENGED: (
+        "AUTH-WWW-AUTHENTICATE",
+        "a 401 with a WWW-Authenticate header naming Bearer",
+        "www-authenticate",
+        BEARER.pattern,
+    ),
+}
 
 
 def settle_cross_cutting(record: TestRecord) -> None:
@@ -119,8 +127,9 @@ def settle_cross_cutting(record: TestRecord) -> None:
             continue
         broken = {o.key: o for o in reversed(record.observations) if o.kind == kind}
         for found in list(broken.values())[:FINDINGS_PER_REQUIREMENT]:
-            check = {"kind": "header", "entry": record.entry(found.entry), "name": header,
-                     "pattern": pattern, "ignore_case": True}  # fmt: skip
+            check = checks.HeaderCheck(
+                entry=record.entry(found.entry), name=header, pattern=pattern, ignore_case=True
+            )
             findings.charged(requirement, expected, found.what, found.evidence, check)
     challenged = [o for o in record.observations if o.kind == CHALLENGED]
     if challenged and not any(o.kind == NOT_CHALLENGED for o in record.observations):
@@ -141,9 +150,10 @@ def charge_absent(
         entry = record.exchanges[index]
         if not _judged(record, absence.requirement, entry.method, entry.url):
             op = by_label()[absence.operation]
-            statuses = [op.success_status] if op.success_status else []
-            check = {"kind": "status-class", "entry": index, "classes": [] if statuses else [2],
-                     "statuses": statuses}  # fmt: skip
+            statuses = (op.success_status,) if op.success_status else ()
+            check = checks.StatusClassCheck(
+                entry=index, classes=() if statuses else (2,), statuses=statuses
+            )
             expected = absent.expected_status(op)
             evidence = absent.exchange_of(entry)
             findings.charged(absence.requirement, expected, absence.reason, evidence, check)

@@ -125,7 +125,8 @@ def _record(
     record.findings.append(finding)
     if not ok:  # by default, judged again by its test's own code
         start, end = span or (record.window, len(record.exchanges))
-        record.traced.append(Traced(finding, start, end, check or {"kind": "test"}))
+        kept = check if check is not None else checks.OwnTestCheck()
+        record.traced.append(Traced(finding, start, end, kept))
     return finding
 
 
@@ -240,7 +241,7 @@ def expect_status(req_id: str, response: httpx.Response, *statuses: int) -> bool
     (the suite sent its own reading of it: not judged); a 5xx is never a refusal of input."""
     success_wanted = all(200 <= s < 300 for s in statuses)
     wanted = " or ".join(str(s) for s in statuses)
-    check = {"kind": "status", "entry": current().entry(response), "statuses": list(statuses)}
+    check = checks.StatusCheck(entry=current().entry(response), statuses=statuses)
     if success_wanted and (why := absent.unimplemented(response)):
         expected = f"HTTP {wanted}: the operation implemented"
         return expect(req_id, False, expected, why, response, check=check)

@@ -31,11 +31,17 @@ VARIES = "(varies between idle reads)"
 def varying(first: Any, second: Any, path: str = "") -> set[str]:
     """The places (dotted paths) where two reads of an idle resource differ."""
     if isinstance(first, dict) and isinstance(second, dict):
-        return {p for k in set(first) | set(second)
-                for p in varying(first.get(k), second.get(k), f"{path}.{k}")}  # fmt: skip
+        return {
+            p
+            for k in set(first) | set(second)
+            for p in varying(first.get(k), second.get(k), f"{path}.{k}")
+        }
     if isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
-        return {p for i, (a, b) in enumerate(zip(first, second, strict=True))
-                for p in varying(a, b, f"{path}.{i}")}  # fmt: skip
+        return {
+            p
+            for i, (a, b) in enumerate(zip(first, second, strict=True))
+            for p in varying(a, b, f"{path}.{i}")
+        }
     return set() if first == second else {path}
 
 
@@ -68,7 +74,7 @@ def filter_keeps(item: Any, where: dict[str, Any]) -> bool:
     keys = where["key"] if isinstance(where["key"], list) else [where["key"]]
     named = [value for key in keys if (value := _at(item, key)) is not _ABSENT]
     if not named:
-        return where.get("unnamed", "keep") == "keep"
+        return bool(where.get("unnamed", "keep") == "keep")
     return where["equals"] in named
 
 
@@ -114,14 +120,20 @@ def compared(
     return masked(old, places), masked(new, places)
 
 
-def same_reads(check: dict[str, Any], entries: Sequence[Entry]) -> tuple[bool, Any]:
-    """`entries` are pairs (a read before, the same read after): each pair reads the same, but
-    where the same read, made twice before (`idle`, one per pair), already differed; each pair
-    filtered by its `filters` entry; `request`: the request between them (said: when read)."""
-    pairs = list(zip(check["entries"][::2], check["entries"][1::2], strict=True))
-    idle = check.get("idle") or [None] * len(pairs)
-    wheres = check.get("filters") or [None] * len(pairs)
-    request = check.get("request")
+def same_reads(
+    entries: Sequence[Entry],
+    reads: Sequence[int],
+    idle: Sequence[int | None] | None = None,
+    wheres: Sequence[dict[str, Any] | None] | None = None,
+    request: int | None = None,
+) -> tuple[bool, Any]:
+    """`reads` are pairs of indexes of `entries` (a read before, the same read after): each pair
+    reads the same, but where the same read, made twice before (`idle`, one per pair), already
+    differed; each pair filtered by its `wheres` entry; `request`: the request between them (said:
+    when read). A same-reads check's reading (suite/judging/checks.py)."""
+    pairs = list(zip(reads[::2], reads[1::2], strict=True))
+    idle = idle or [None] * len(pairs)
+    wheres = wheres or [None] * len(pairs)
     changed = []
     for (b, a), i, where in zip(pairs, idle, wheres, strict=True):
         before, after = compared(entries[b], entries[a], None if i is None else entries[i], where)

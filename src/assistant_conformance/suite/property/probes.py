@@ -13,7 +13,7 @@ from schemathesis.generation.case import Case
 
 from assistant_conformance.contract.openapi import by_label
 from assistant_conformance.suite.http import exchange
-from assistant_conformance.suite.judging import charges, findings
+from assistant_conformance.suite.judging import charges, checks, findings
 
 # A GET of a URL with the run's credential: its answer, or None when none came within bounds.
 Send = Callable[[str], requests.Response | None]
@@ -34,7 +34,7 @@ def required_query(send: Send, probed: set[str], case: Case, response: Response)
         if probe is None or probe.status_code >= 500:
             continue  # no answer, or a 5xx: proves nothing about the parameter
         # The same request answered 2xx with the parameter: a control of its own.
-        check = {"kind": "status-class", "entry": findings.current().entry(None), "classes": [4]}
+        check = checks.StatusClassCheck(entry=findings.current().entry(None), classes=(4,))
         findings.expect(
             op.requirements["query"],
             400 <= probe.status_code < 500,
@@ -60,7 +60,7 @@ def gone(send: Send, case: Case, response: Response) -> None:
         probe = send(str(response.request.url))
     if probe is None or probe.status_code >= 500:
         return
-    check = {"kind": "status", "entry": findings.current().entry(None), "statuses": [404, 410]}
+    check = checks.StatusCheck(entry=findings.current().entry(None), statuses=(404, 410))
     findings.expect(
         requirement,
         probe.status_code in (404, 410),

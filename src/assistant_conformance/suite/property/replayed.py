@@ -23,17 +23,24 @@ from schemathesis.core.transport import Response
 from assistant_conformance.contract.openapi import match_path
 from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.judging import charges
-from assistant_conformance.suite.judging.checks import Check, Verdict
+from assistant_conformance.suite.judging.checks import (
+    Check,
+    SchemathesisCheck,
+    StatusCheck,
+    StatusClassCheck,
+    Verdict,
+)
 from assistant_conformance.suite.property import compat, generation
 from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
 
-AS_STATUS: dict[str, dict[str, Any]] = {
-    # the statuses each check accepts (generation.schema's configuration, schemathesis' rules)
-    "negative_data_rejection": {"classes": [4, 5]},
-    "positive_data_acceptance": {"classes": [2, 5], "statuses": [401, 403, 404, 409, 429]},
-    "missing_required_header": {"classes": [4]},
-    "use_after_free": {"classes": [4, 5]},
-    "ensure_resource_availability": {"classes": [2]},
+AS_STATUS: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
+    # the status classes and statuses each check accepts (generation.schema's configuration,
+    # schemathesis' rules)
+    "negative_data_rejection": ((4, 5), None),
+    "positive_data_acceptance": ((2, 5), (401, 403, 404, 409, 429)),
+    "missing_required_header": ((4,), None),
+    "use_after_free": ((4, 5), None),
+    "ensure_resource_availability": ((2,), None),
 }
 
 
@@ -42,15 +49,16 @@ def replay_check(name: str, failure: Failure, entry: int) -> Check:
     if name in AS_STATUS:
         statuses = getattr(failure, "expected_statuses", None)
         if name == "missing_required_header" and statuses:
-            return {"kind": "status", "entry": entry, "statuses": sorted(statuses)}
-        return {"kind": "status-class", "entry": entry, **AS_STATUS[name]}
-    return {"kind": "schemathesis", "check": name, "entry": entry}
+            return StatusCheck(entry=entry, statuses=tuple(sorted(statuses)))
+        classes, accepted = AS_STATUS[name]
+        return StatusClassCheck(entry=entry, classes=classes, statuses=accepted)
+    return SchemathesisCheck(name=name, entry=entry)
 
 
 def judge_again(
-    check: Check, requirement: str, answer: trail.Entry, kwargs: dict[str, Any]
+    check: SchemathesisCheck, requirement: str, answer: trail.Entry, kwargs: dict[str, Any]
 ) -> Verdict:
-    """Run schemathesis' check `check["check"]` on a replayed answer; it holds unless a failure
+    """Run schemathesis' check `check.name` on a replayed answer; it holds unless a failure
     is charged to `requirement`. `kwargs`: the transport (session, headers) its probes use."""
     if answer.status is None:
         return False, f"no answer: {answer.fault or 'none came'}"
@@ -62,7 +70,7 @@ def judge_again(
         case=case,
         response=response,
         ctx=compat.check_context(case, kwargs, None),
-        checks=[every[check["check"]]],
+        checks=[every[check.name]],
         on_failure=lambda name, _, failure: failures.append((name, failure)),
     )
     charged = [f for n, f in failures if charges.check_failure(n, case, response, f) == requirement]
@@ -85,8 +93,9 @@ def rebuilt(answer: trail.Entry) -> Any:
         operation = generation.schema()[template][answer.method]
     except LookupError:
         raise LookupError(f"{answer.method} {url.path}: not an operation of the document") from None
-    headers = {k: v for k, v in answer.request_headers.items()
-               if k.lower() not in TRANSPORT_HEADERS}  # fmt: skip
+    headers = {
+        k: v for k, v in answer.request_headers.items() if k.lower() not in TRANSPORT_HEADERS
+    }
     sent = answer.request_body
     return operation.Case(
         path_parameters=parameters,  # as written in the path: schemathesis writes them as given
