@@ -130,7 +130,7 @@ class SuiteForks:
 # --- the forker's side ---------------------------------------------------------------------------
 
 
-def serve(requests: IO[bytes], answers: IO[str]) -> None:
+def fork_each_request(requests: IO[bytes], answers: IO[str]) -> None:
     """Fork a child per request line; answer each child's status as it ends; on end of input,
     kill the children still running and return."""
     for name in PRELOADED:
@@ -219,4 +219,4 @@ def _child(request: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.stdin.buffer, sys.stdout)
+    fork_each_request(sys.stdin.buffer, sys.stdout)
