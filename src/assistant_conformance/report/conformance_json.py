@@ -88,11 +88,11 @@ Sha256 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 RequirementId = Annotated[str, Field(pattern="^[A-Z]+(-[A-Z0-9]+)+$")]
 SectionKey = Annotated[str, Field(pattern="^[A-Z]+$")]
 Group = Annotated[str, OneOf(*GROUPS)]
-Verdict = Annotated[str, OneOf(*VERDICTS)]
+VerdictName = Annotated[str, OneOf(*VERDICTS)]
 Moment = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
 Counts = Annotated[
-    dict[Verdict, Annotated[int, Field(ge=1)]], Field(description="requirements per verdict")
+    dict[VerdictName, Annotated[int, Field(ge=1)]], Field(description="requirements per verdict")
 ]
 
 
@@ -105,7 +105,7 @@ class Spec(Part):
     requirements_sha256: Sha256 = Field(description="SHA-256 of spec/requirements.yaml")
 
 
-class RunOptions(Part):
+class OptionsRecord(Part):
     """The options of the run; tokens are never included."""
 
     base_url: str | None
@@ -396,7 +396,7 @@ class RequirementRecord(Part):
     level: Annotated[str, OneOf("MUST", "SHOULD")]
     source: str
     statement: str
-    verdict: Verdict
+    verdict: VerdictName
     reason: str = Field(description="why skipped, errored, known or unsupported")
     tests: list[str] = Field(description="pytest node IDs")
     findings: list[FindingRecord] = Field(
@@ -434,7 +434,7 @@ class Document(Part):
         description="The suite process's peak resident memory (null where the OS does not "
         "report it).",
     )
-    options: RunOptions
+    options: OptionsRecord
     runs: RunsRecord | None = None
     transport: TransportRecord | None = None
     workers: int = Field(
