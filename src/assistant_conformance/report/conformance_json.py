@@ -473,6 +473,12 @@ class Document(Part):
         description="failed tests that name no requirement (counted as harness errors)"
     )
 
+    @model_validator(mode="after")
+    def _every_group(self) -> Document:
+        if missing := [g for g in GROUPS if g not in self.capabilities]:
+            raise ValueError(f"capabilities lacks {', '.join(missing)}")
+        return self
+
     @classmethod
     def of_run(cls, run: Run) -> Document:
         """The run's document, every string redacted (report/redact.py)."""
@@ -530,9 +536,10 @@ def load_document(path: Path) -> Document:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "the document"
+        said = " ".join(first["msg"].split())  # on one line
         raise DocumentError(
-            f"{path}: not a valid {REPORT_FORMAT} document: {where}: {first['msg']} "
-            f"({exc.error_count()} problems)"
+            f"{path}: not a valid {REPORT_FORMAT} document: {where}: {said} "
+            f"({exc.error_count()} in all)"
         ) from None
 
 
