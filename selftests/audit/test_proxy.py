@@ -35,7 +35,7 @@ from assistant_conformance.audit.session import HAR_FILE
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
-from assistant_conformance.report.document import report_schema
+from assistant_conformance.report.conformance_json import report_schema
 from assistant_conformance.suite.http import trail
 
 pytestmark = pytest.mark.xdist_group("proxy")

@@ -22,6 +22,51 @@ def _verdicts(**ids: str) -> dict[str, str]:
     return {name.replace("_", "-"): verdict for name, verdict in ids.items()}
 
 
+def _document(verdicts: dict[str, str]) -> dict[str, object]:
+    """A conformance.json with these verdicts (and what else the model requires)."""
+    sha = "0" * 64
+    groups = ("store", "conversations", "files", "contexts", "chatkit")
+    options = {"base_url": None, "strict_conformance": False, "examples": 1, "seed": 0}
+    options |= {"request_timeout": 1, "process_timeout": 1, "report_dir": "r", "baseline": None}
+    failed = {"requirement": "", "verdict": "warn", "expected": "", "actual": "", "evidence": None}
+    requirements = [
+        {
+            "id": rid,
+            "section": rid.split("-")[0],
+            "level": "SHOULD",
+            "source": "",
+            "statement": "",
+            "verdict": verdict,
+            "reason": "",
+            "tests": [],
+            "findings": [failed | {"requirement": rid}] if verdict in ("fail", "warn") else [],
+        }
+        for rid, verdict in verdicts.items()
+    ]
+    return {
+        "format": "assistant-conformance-report/1",
+        "suite_version": "0",
+        "target": "t",
+        "spec": {"openapi_sha256": sha, "requirements_sha256": sha},
+        "seed": 0,
+        "started": "2026-01-01T00:00:00+00:00",
+        "duration_seconds": 0,
+        "options": options | {"unsupported": []},
+        "result": {"exit_status": 0, "outcome": "conformant", "problems": []},
+        "certification": {
+            "level": "none",
+            "parts": dict.fromkeys(("core", *groups), "met"),
+            "notes": {},
+        },
+        "capabilities": {g: {"status": "not probed", "how": "", "evidence": []} for g in groups},
+        "baseline": {"file": None, "entries": []},
+        "totals": {},
+        "sections": [],
+        "requirements": requirements,
+        "unattributed_failures": [],
+    }
+
+
 def test_the_requirements_whose_verdicts_differed_are_listed_with_each_runs_verdict() -> None:
     same = Repeats("t", [_verdicts(RUN_STATUS="pass", AUTH_401="warn")] * 3, [0, 0, 0])
     assert same.differing() == {} and same.exit_status() == Exit.CONFORMANT
@@ -51,9 +96,8 @@ def test_repeat_runs_the_command_n_times_and_exits_6_when_a_verdict_differed(
     def one_run(argv: list[str], out: Path, target: object) -> int:
         said.append(argv)
         out.mkdir(parents=True)
-        reqs = [{"id": "RUN-STATUS", "verdict": "pass"}]
-        reqs.append({"id": "AUTH-401", "verdict": next(verdicts)})
-        (out / "conformance.json").write_text(json.dumps({"requirements": reqs}))
+        document = _document(_verdicts(RUN_STATUS="pass", AUTH_401=next(verdicts)))
+        (out / "conformance.json").write_text(json.dumps(document))
         return 0
 
     monkeypatch.setattr(repeat, "_run", one_run)
@@ -69,16 +113,20 @@ def test_repeat_runs_the_command_n_times_and_exits_6_when_a_verdict_differed(
 
 @pytest.mark.parametrize("times", ["0", "two"])
 def test_repeat_takes_a_number_of_runs(times: str) -> None:
-    done = subprocess.run([*COMMAND, "--repeat", times], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [*COMMAND, "--repeat", times], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == Exit.USAGE and "is not a number of runs" in done.stderr
 
 
 def test_repeated_runs_against_the_embedded_default_judge_one_reference(tmp_path: Path) -> None:
     done = subprocess.run(
         [*COMMAND, "--repeat=2", f"--report-dir={tmp_path}", "--", "tests/scenario/test_usage.py"],
-        capture_output=True, text=True, timeout=900, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
     assert done.returncode == Exit.CONFORMANT, done.stdout + done.stderr
     targets = {
         json.loads((tmp_path / "repeat" / i / "conformance.json").read_text())["target"]

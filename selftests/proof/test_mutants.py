@@ -12,12 +12,16 @@ suite against it), so "exactly" means something.
 
 from __future__ import annotations
 
+import json
+
+import jsonschema
 import pytest
 from killtable_batch import outcomes
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof import killtable
 from assistant_conformance.proof.mutants import MUTANTS
+from assistant_conformance.report.conformance_json import report_schema
 
 MINIMUM = 35
 # Under xdist the table is made once, on one worker, for the variants' tests and these.
@@ -48,3 +52,5 @@ def test_mutant_is_reported_by_its_requirements(name: str) -> None:
     assert not outcome.problem, f"{outcome.problem}\n{outcome.log}"
     assert outcome.observed == outcome.case.wanted(), outcome.log
     assert all(v == "pass" for v in outcome.kept.values()), f"{outcome.kept}\n{outcome.log}"
+    assert outcome.report is not None
+    jsonschema.validate(json.loads(outcome.report.read_text()), report_schema())

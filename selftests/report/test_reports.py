@@ -20,7 +20,7 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import document, htmlpage, model, verdicts
-from assistant_conformance.report.document import report_schema
+from assistant_conformance.report.conformance_json import load_document, report_schema
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.run import capabilities
 
@@ -95,6 +95,17 @@ def test_json_validates_against_the_shipped_schema(
     jsonschema.Draft202012Validator(
         report_schema(), format_checker=jsonschema.FormatChecker()
     ).validate(run.document())
+
+
+@pytest.mark.parametrize("run_name", ["passing", "failing"])
+def test_json_reads_back_into_the_model_unchanged(
+    run_name: str, request: pytest.FixtureRequest
+) -> None:
+    run: Run = request.getfixturevalue(run_name)
+    path = run.report_dir / "conformance.json"
+    read = load_document(path)
+    assert read.verdicts() == run.verdicts()
+    assert json.dumps(read.as_json(), indent=2, ensure_ascii=False) + "\n" == path.read_text()
 
 
 def test_json_identifies_the_run_and_carries_evidence(

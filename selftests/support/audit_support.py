@@ -18,7 +18,7 @@ from safety_support import TOKEN, reference_app
 from assistant_conformance.cli import command
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.reference._agents import ECHO_ASSISTANT_ID
-from assistant_conformance.report.document import report_schema
+from assistant_conformance.report.conformance_json import report_schema
 
 
 def attempt(step: Callable[[], Any]) -> Any:

@@ -16,11 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import operations
 from assistant_conformance.report import redact
+from assistant_conformance.report.conformance_json import report_schema
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.property.cases import plausible_kb_body
@@ -60,7 +62,9 @@ def run_layer(
     assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     files = "".join(p.read_text(errors="replace") for p in report_dir.rglob("*") if p.is_file())
     output = done.stdout + done.stderr
-    return Run(json.loads(report_path.read_text()), output, files, report_dir)
+    report = json.loads(report_path.read_text())
+    jsonschema.validate(report, report_schema())  # the shipped schema, generated from the model
+    return Run(report, output, files, report_dir)
 
 
 def test_every_operation_maps_to_catalogued_requirements() -> None:

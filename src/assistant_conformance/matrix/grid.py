@@ -89,11 +89,11 @@ def _verdicts(column: Column) -> dict[str, str] | None:
     """Requirement ID -> verdict; None for a target that could not be run (`error` throughout)."""
     if column.status == NOT_RUN or column.document is None:
         return None
-    return {r["id"]: r["verdict"] for r in column.document["requirements"]}
+    return column.document.verdicts()
 
 
 def _target(column: Column) -> dict[str, Any]:
-    doc = column.document or {}
+    doc = column.document
     summary: dict[str, Any] = {
         "name": column.target.name,
         "kind": column.target.kind,
@@ -103,18 +103,18 @@ def _target(column: Column) -> dict[str, Any]:
         "reason": column.reason,
         "exit_status": column.exit_status,
         "seconds": round(column.seconds, 1),
-        "report": f"{column.folder}/conformance.html" if doc else None,
+        "report": f"{column.folder}/conformance.html" if doc is not None else None,
         "log": f"{column.folder}/suite.log",
         "options": list(column.target.options),
         "unsupported": list(column.target.unsupported),
     }
-    if doc:
+    if doc is not None:
         summary |= {
-            "outcome": doc["result"]["outcome"],
-            "certification": doc["certification"]["level"],
-            "totals": doc["totals"],
-            "suite_sha256": doc.get("suite_sha256"),
-            "spec": doc["spec"],
+            "outcome": doc.result.outcome,
+            "certification": doc.certification.level,
+            "totals": doc.totals,
+            "suite_sha256": doc.suite_sha256 or None,
+            "spec": doc.spec.model_dump(),
         }
     return summary
 

@@ -17,9 +17,11 @@ README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")
 def column_line(column: Column) -> str:
     if column.status == NOT_RUN:
         return f"  {column.target.name}: error: {column.reason}"
-    doc = column.document or {}
-    counts = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
-    level = doc["certification"]["level"]
+    doc = column.document
+    if doc is None:
+        return f"  {column.target.name}: no conformance.json ({column.seconds:.0f} s)"
+    counts = ", ".join(f"{n} {v}" for v, n in doc.totals.items())
+    level = doc.certification.level
     return f"  {column.target.name}: {level} · {counts} ({column.seconds:.0f} s)"
 
 

@@ -20,6 +20,7 @@ from assistant_conformance.matrix.launch import LaunchError, ready
 from assistant_conformance.matrix.targets import MatrixTarget, Plan
 from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.report import redact
+from assistant_conformance.report.conformance_json import Document, DocumentError, load_document
 
 COMPLETED, NOT_RUN = "completed", "error"
 COLUMN_FILE, COLUMN_FORMAT = "column.json", "assistant-conformance-matrix-column/1"
@@ -37,7 +38,7 @@ class Column:
     exit_status: int | None = None
     seconds: float = 0.0
     versions: dict[str, str] = field(default_factory=dict)
-    document: dict[str, Any] | None = None  # the target's conformance.json
+    document: Document | None = None  # the target's conformance.json
 
     @property
     def folder(self) -> str:
@@ -87,9 +88,7 @@ def run_target(target: MatrixTarget, plan: Plan, out: Path, workdir: Path) -> Co
         target_ready.stop()
     column = Column(target, COMPLETED, exit_status=status, versions=target_ready.versions)
     column.seconds = time.monotonic() - started
-    report = report_dir / "conformance.json"
-    if report.exists():
-        column.document = json.loads(report.read_text(encoding="utf-8"))
+    column.document = document_in(report_dir)
     if status is None:
         column.status, column.reason = NOT_RUN, f"the run did not end within {plan.timeout:g} s"
     elif status not in JUDGED_EXITS or column.document is None:
@@ -123,10 +122,19 @@ def load_column(report_dir: Path) -> tuple[dict[str, Any], Column]:
                        "options": tuple(raw["options"])})  # fmt: skip
     column = Column(target, kept["status"], kept["reason"], kept["exit_status"], kept["seconds"],
                     kept["versions"])  # fmt: skip
-    report = report_dir / "conformance.json"
-    if report.exists():
-        column.document = json.loads(report.read_text(encoding="utf-8"))
+    column.document = document_in(report_dir)
     return kept["plan"], column
+
+
+def document_in(report_dir: Path) -> Document | None:
+    """The conformance.json the run wrote in `report_dir` (None: it wrote none, or not one)."""
+    report = report_dir / "conformance.json"
+    if not report.exists():
+        return None
+    try:
+        return load_document(report)
+    except DocumentError:
+        return None
 
 
 def why(status: int, log: str) -> str:

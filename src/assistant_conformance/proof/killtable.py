@@ -20,7 +20,6 @@ variant passed (docs/proof.md).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import secrets
 import tempfile
@@ -46,6 +45,7 @@ from assistant_conformance.proof.suiterun import run_pytest
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import pipe
+from assistant_conformance.report.conformance_json import DocumentError, load_document
 from assistant_conformance.report.model import PASS
 from assistant_conformance.report.repeat import Repeats, verdicts_of
 
@@ -166,12 +166,16 @@ def one_run(
     kept: dict[str, str] = {}
     level, peak = "", None
     if report.exists() and not problem:
-        document = json.loads(report.read_text(encoding="utf-8"))
-        verdicts = {r["id"]: r["verdict"] for r in document["requirements"]}
-        observed = {rid: v for rid, v in verdicts.items() if v in BAD}
-        kept = {rid: verdicts.get(rid, "absent") for rid in case.kept}
-        level = document["certification"]["level"]
-        peak = document.get("peak_memory_mib")
+        try:
+            document = load_document(report)
+        except DocumentError as exc:
+            problem = str(exc)
+        else:
+            verdicts = document.verdicts()
+            observed = {rid: v for rid, v in verdicts.items() if v in BAD}
+            kept = {rid: verdicts.get(rid, "absent") for rid in case.kept}
+            level = document.certification.level
+            peak = document.peak_memory_mib
     elif not problem:
         problem = f"no conformance.json (pytest exit {status})"
     return CaseOutcome(

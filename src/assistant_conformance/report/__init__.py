@@ -1,6 +1,7 @@
 """The report room: the result model (model.py), the verdicts decided from it (verdicts.py), the
 catalogue and baseline they are decided against, redaction, and every writer. Writers only read a
-Run, through one redacted dict (document.to_dict), and render it: conformance.json, conformance.md,
+Run, through one redacted dict (document.to_dict: conformance.json's typed model,
+conformance_json.py, dumped), and render it: conformance.json, conformance.md,
 conformance.html, badge.json (a shields.io endpoint) and the terminal summary (terminal.py, a
 run's); JUnit XML and Allure come from pytest and allure-pytest, labelled here (integrations.py).
 Nothing here imports the suite, the reference or the proof, and only the pytest writers

@@ -1,8 +1,9 @@
 """conformance.json: the whole run as data; every other report renders from the same dict.
 
-Its shape is fixed by schemas/conformance.schema.json beside this module (shipped with the
-package). Every string in it has passed through redact.text, so no report written from it
-carries a credential.
+Its shape is one typed model (conformance_json.Document), from which the document is written and
+the JSON Schema shipped with the package (schemas/conformance.schema.json) is generated. Every
+string in it has passed through redact.text, so no report written from it carries a credential.
+Here: the dict of a run, the lines the writers share, and writing JSON.
 """
 
 from __future__ import annotations
@@ -10,53 +11,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shlex
-from dataclasses import asdict
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from assistant_conformance.report import redact
+from assistant_conformance.report.conformance_json import Document
 from assistant_conformance.report.model import Run
-
-REPORT_FORMAT = "assistant-conformance-report/1"
-
-
-def redacted(value: Any) -> Any:
-    """The value with redact.text applied to every string in it."""
-    if isinstance(value, str):
-        return redact.text(value)
-    if isinstance(value, dict):
-        return {k: redacted(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redacted(v) for v in value]
-    return value
 
 
 def to_dict(run: Run) -> dict[str, Any]:
-    by_section = run.by_section()
-    document = {
-        "format": REPORT_FORMAT,
-        **run.info,
-        "result": asdict(run.gate),
-        "certification": asdict(run.certification),
-        "capabilities": {name: status.as_dict() for name, status in run.capabilities.items()},
-        "baseline": {
-            "file": run.info["options"].get("baseline"),
-            "entries": [asdict(b) for b in run.baseline],
-        },
-        "totals": run.totals(),
-        "sections": [
-            {
-                "key": key,
-                "title": run.sections.get(key, key),
-                "totals": _count(r.verdict for r in results),
-            }
-            for key, results in by_section.items()
-        ],
-        "requirements": [asdict(r) for results in by_section.values() for r in results],
-        "unattributed_failures": run.unattributed,
-    }
-    return redacted(document)
+    """The run's conformance.json, as JSON data (conformance_json.Document, every string
+    redacted)."""
+    return Document.of_run(run).as_json()
 
 
 def audit_fields(doc: dict[str, Any]) -> list[tuple[str, str]]:
@@ -183,21 +149,6 @@ def _minute(iso: str) -> str:
     if moment.second or moment.microsecond:
         moment = moment.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
-
-
-def _count(verdicts: Any) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for verdict in verdicts:
-        counts[verdict] = counts.get(verdict, 0) + 1
-    return counts
-
-
-def report_schema() -> dict[str, Any]:
-    """The JSON Schema of conformance.json, as shipped in the package."""
-    text = resources.files("assistant_conformance.report").joinpath(
-        "schemas/conformance.schema.json"
-    )
-    return json.loads(text.read_text(encoding="utf-8"))
 
 
 def write_json(document: dict[str, Any], path: Path) -> None:

@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextvars import ContextVar, Token
+from typing import Any
 from urllib.parse import quote
 
 MASK = "[REDACTED]"
@@ -155,6 +156,17 @@ def as_variable(value: str) -> str:
 
 def text(value: str) -> str:
     return active_secrets().text(value)
+
+
+def redacted(value: Any) -> Any:
+    """The value with `text` applied to every string in it (a document, a record)."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v) for v in value]
+    return value
 
 
 def headers(values: dict[str, str]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant_conformance.report import redact
+from assistant_conformance.report.conformance_json import DocumentError, load_document
 from assistant_conformance.report.exits import Exit
 
 REPEAT_JSON, REPEAT_MARKDOWN = "repeat.json", "repeat.md"
@@ -22,11 +23,12 @@ NO_VERDICT = "-"  # a requirement a run did not report
 
 def verdicts_of(report: Path) -> dict[str, str] | None:
     """Each requirement's verdict in a run's conformance.json (None: the run wrote none)."""
-    try:
-        document = json.loads(report.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not report.is_file():
         return None
-    return {r["id"]: r["verdict"] for r in document.get("requirements", [])}
+    try:
+        return load_document(report).verdicts()
+    except DocumentError:
+        return None
 
 
 @dataclass

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from assistant_conformance.contract import catalogue, files
-from assistant_conformance.report import write_all
+from assistant_conformance.report import redact, write_all
 from assistant_conformance.report.baseline import BaselineEntry
-from assistant_conformance.report.document import redacted
 from assistant_conformance.report.model import (
     NOT_PROBED,
     UNSUPPORTED_GROUP,
@@ -88,7 +87,7 @@ def lacking(measured: dict[str, Any], groups: dict[str, GroupStatus]) -> list[di
 
 def save_results(kept: dict[str, Any], settings: SuiteSettings) -> None:
     shard = str(settings.shard) if settings.shard else None
-    text = json.dumps(redacted({**kept, "shard": shard}), default=str)
+    text = json.dumps(redact.redacted({**kept, "shard": shard}), default=str)
     (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
 
 
