@@ -290,8 +290,9 @@ def unjudged() -> Iterator[None]:
 
 
 def plain_request(headers: Mapping[str, str | bytes]) -> bool:
-    """Whether the request being sent is one a finding of its operation's status may rest on:
-    the run's credential, input that follows the document, inside a test."""
+    """Whether the request being sent may be one a finding of its operation's status rests on:
+    the run's credential, input that follows the document, no probe outside a test (`unjudged`).
+    Whether a test sent it is the running scope's to say: running.plain_in_test."""
     return run_credential(headers) and not refusing() and not _unjudged.get()
 
 
