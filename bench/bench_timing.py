@@ -15,10 +15,14 @@ per test to that file: its node ID, the requests it sent (set-up, call and teard
 (the most of them that ran one after another, none overlapping the next: requests a pool sends
 side by side count once a round) and its seconds; bench/run.py takes the longest chain for a far
 target's floor.
+With BENCH_CPROFILE_OUT set, this process (the controller, or the one process of an unspread run)
+is profiled by cProfile with a CPU clock (time.process_time) from configure to unconfigure, the
+stats written to that file.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
 import threading
@@ -43,6 +47,7 @@ _state: dict[str, Any] = {
     "runner": 0.0,
 }
 _lock = threading.Lock()
+_profiler: list[cProfile.Profile] = []
 
 
 def _stamp(name: str) -> None:
@@ -103,6 +108,9 @@ def pytest_configure(config: pytest.Config) -> None:
     timed = os.environ.get("BENCH_TIMING_OUT") and not hasattr(config, "workerinput")
     if timed or os.environ.get("BENCH_CHAINS_OUT"):
         _instrument()
+    if os.environ.get("BENCH_CPROFILE_OUT") and not hasattr(config, "workerinput"):
+        _profiler.append(cProfile.Profile(time.process_time))
+        _profiler[0].enable()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -163,6 +171,9 @@ def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _profiler:
+        _profiler[0].disable()
+        _profiler[0].dump_stats(os.environ["BENCH_CPROFILE_OUT"])
     out = os.environ.get("BENCH_TIMING_OUT")
     if out and not hasattr(config, "workerinput"):
         _stamp("unconfigured")

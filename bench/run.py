@@ -1,7 +1,7 @@
 """Benchmark: the suite's speed as ratios measured in one run, side by side with schemathesis
 alone and with its floors.
 
-    python bench/run.py [--quick] [--publish] [--also detection growth] [--skip ...]
+    python bench/run.py [--quick] [--publish] [--also detection growth cprofile] [--skip ...]
                         [--jobs N] [--mutants NAME ...] [--workdir DIR] [--report-dir DIR]
 
 The default mode measures, against the reference, and writes reports/bench.md + bench.json (with
@@ -24,7 +24,8 @@ The default mode measures, against the reference, and writes reports/bench.md + 
 --also adds sections outside the default mode: detection (for every mutant of the catalogue,
 whether the suite catches it, the kill-table machinery, and whether `st run` alone does, with a
 failure kind it did not report against the plain reference; the better part of an hour) and
-growth (--examples 10, 50, 200 and pytest-xdist -n 1, -n 2).
+growth (--examples 10, 50, 200 and pytest-xdist -n 1, -n 2) and cprofile (one more run in one
+process under cProfile on a CPU clock: its own CPU seconds by package, the costliest functions).
 Every subprocess has a timeout. The token is never printed.
 """
 
@@ -128,12 +129,15 @@ def machine() -> dict[str, Any]:
 # --- whole-suite runs ---------------------------------------------------------------------------
 
 
-def run_suite(workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT) -> dict[str, Any]:
-    """One `pytest` of the default suite (embedded reference) with `args`; wall time and layers."""
+def run_suite(
+    workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT, **extra: str
+) -> dict[str, Any]:
+    """One `pytest` of the default suite (embedded reference) with `args` (and `extra` in its
+    environment); wall time and layers."""
     workdir.mkdir(parents=True, exist_ok=True)
     timing = workdir / "timing.json"
     pythonpath = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
-    env = clean_env(BENCH_TIMING_OUT=str(timing), PYTHONPATH=pythonpath)
+    env = clean_env(BENCH_TIMING_OUT=str(timing), PYTHONPATH=pythonpath, **extra)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "bench_timing", *args]
     # one argument: xdist workers take a lone path after --report-dir for a rootdir (exit 4/5)
     command.append(f"--report-dir={workdir / 'reports'}")
@@ -218,6 +222,68 @@ def profile_of(stamps: dict[str, Any], launched: float, wall: float, cpu: float)
     }
 
 
+# --- where the client CPU goes -----------------------------------------------------------------
+
+# What a function's file says of its package: the first that matches names the group.
+CPU_GROUPS = (
+    ("hypothesis", "/hypothesis/"),
+    ("schemathesis", "/schemathesis/"),
+    ("the suite (assistant_conformance)", "/assistant_conformance/"),
+    ("pytest, pluggy, xdist", ("/_pytest/", "/pluggy/", "/xdist/", "/execnet/")),
+    (
+        "HTTP clients (requests, urllib3, httpx, httpcore)",
+        ("/requests/", "/urllib3/", "/httpx/", "/httpcore/", "/h11/"),
+    ),
+    ("jsonschema_rs, pydantic, yaml", ("jsonschema", "/pydantic", "/yaml/")),
+    ("the standard library", "/lib/python3"),
+)
+
+
+def cpu_profile(workdir: Path) -> dict[str, Any]:
+    """One default run in one process profiled by cProfile on a CPU clock (bench_timing.py's
+    BENCH_CPROFILE_OUT): each function's own CPU seconds, summed by package (CPU_GROUPS), and the
+    functions that took the most. The profiler slows what it measures, Python-heavy code most:
+    read the shares, not the seconds."""
+    stats_file = workdir / "cpu.prof"
+    log("default suite in one process, under cProfile")
+    profiled = SUITE_TIMEOUT * 3  # the profiler slows the run 2 to 3 times
+    run = run_suite(
+        workdir, "--concurrency=1", timeout=profiled, BENCH_CPROFILE_OUT=str(stats_file)
+    )
+    if not stats_file.exists():
+        return {"problem": f"no profile (exit {run['exit']})"}
+    return {"wall": run["wall"], "requests": run["requests"], **cpu_by_package(stats_file)}
+
+
+def cpu_by_package(stats_file: Path) -> dict[str, Any]:
+    """A cProfile stats file's own seconds per function, summed by package, and the costliest."""
+    import pstats
+
+    stats = pstats.Stats(str(stats_file)).stats  # type: ignore[attr-defined]
+    groups: dict[str, float] = {}
+    functions = []
+    for (filename, line, name), (_, _, own, _, _) in stats.items():
+        group = next(
+            (g for g, marks in CPU_GROUPS if any(m in filename for m in _marks(marks))),
+            "built-ins (C functions: sockets, JSON, regular expressions, ...)"
+            if filename == "~"
+            else "other",
+        )
+        groups[group] = groups.get(group, 0.0) + own
+        where = f"{filename.split('site-packages/')[-1].split('/src/')[-1]}:{line}"
+        functions.append((own, f"{name} ({where})" if filename != "~" else name))
+    functions.sort(reverse=True)
+    return {
+        "cpu": sum(groups.values()),
+        "groups": dict(sorted(groups.items(), key=lambda kv: -kv[1])),
+        "top": [{"function": name, "cpu": own} for own, name in functions[:12]],
+    }
+
+
+def _marks(marks: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (marks,) if isinstance(marks, str) else marks
+
+
 # --- the reference's own limit ------------------------------------------------------------------
 
 
@@ -289,6 +355,7 @@ def chained_case(
     chains = workdir / f"{name}-chains.jsonl".replace(" ", "-")
     pythonpath = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
     env = {"PYTHONPATH": pythonpath, "BENCH_CHAINS_OUT": str(chains)}
+    cpu_before = children_cpu()  # the run is a process of its own (its PYTHONPATH differs)
     with safety_support.serve(app) as base_url:
         done = safety_support.run_suite(
             workdir / name,
@@ -314,6 +381,7 @@ def chained_case(
         "requests": app.count,
         "requests_per_second": app.count / done.elapsed,
         "exit": done.returncode,
+        "client_cpu": children_cpu() - cpu_before,
         "workers": done.document().get("workers"),
         "tests": len(tests),
         "longest_chain": longest,
@@ -629,6 +697,8 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
             "",
         ]
         out += profile_table(run["profile"])
+    if "cpu_profile" in data:
+        out += cpu_profile_markdown(data["cpu_profile"])
     if "raw" in data:
         r = data["raw"]
         out += [
@@ -660,15 +730,17 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
             f"## A far target: every answer {f['delay'] * 1000:.0f} ms late (bench/latency.py's "
             "cases, one run each, the same counting middleware on both sides)",
             "",
-            "| case | options | workers | wall s | requests | requests/s | longest chain | exit |",
-            "|---" * 8 + "|",
+            "| case | options | workers | wall s | requests | requests/s | client CPU s | longest "
+            "chain | exit |",
+            "|---" * 9 + "|",
         ]
         for c in f["cases"]:
             chain = c.get("longest_chain") or {}
             longest = f"{chain.get('chain')} ({chain.get('test')})" if chain else "-"
             out.append(
                 f"| {c['case']} | {c['options']} | {c.get('workers')} | {s(c['seconds'])} | "
-                f"{c['requests']} | {s(c['requests_per_second'])} | {longest} | {c['exit']} |"
+                f"{c['requests']} | {s(c['requests_per_second'])} | {s(c.get('client_cpu'))} | "
+                f"{longest} | {c['exit']} |"
             )
         differ = "; ".join(f"{k} {v}" for k, v in sorted(f.get("differ", {}).items()))
         same = "yes" if f["same_verdicts"] else f"no ({differ})"
@@ -676,7 +748,10 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
             "",
             f"Far / loopback {f['ratio']:.2f}; the same verdict for every requirement: {same}. "
             "The longest chain: the most requests of one test (set-up, call and teardown) that "
-            "ran one after another, none overlapping the next (bench/bench_timing.py).",
+            "ran one after another, none overlapping the next (bench/bench_timing.py). Client "
+            "CPU: the run's processes (the controller and its workers), not the reference's; "
+            f"on {os.cpu_count()} cores it alone takes at least client CPU / {os.cpu_count()} "
+            "of wall time, whatever the round trip.",
             "",
         ]
     if "deep" in data:
@@ -691,6 +766,27 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
             )
         out.append("")
     return out
+
+
+def cpu_profile_markdown(prof: dict[str, Any]) -> list[str]:
+    if "problem" in prof:
+        return [f"cProfile: {prof['problem']}.", ""]
+    out = [
+        "## Where the client CPU goes (cProfile on a CPU clock, one more run in one process, "
+        f"{s(prof['wall'])} s wall under the profiler, {prof['requests']} requests)",
+        "",
+        "Each function's own CPU seconds, summed by package; the profiler slows what it "
+        "measures (Python-heavy code most): read the shares, not the seconds.",
+        "",
+        "| package | CPU s | share |",
+        "|---|---:|---:|",
+    ]
+    for group, cpu in prof["groups"].items():
+        out.append(f"| {group} | {cpu:.1f} | {100 * cpu / prof['cpu']:.0f}% |")
+    out += ["", "The functions that took the most (own CPU seconds):", ""]
+    out += ["| function | CPU s |", "|---|---:|"]
+    out += [f"| `{f['function']}` | {f['cpu']:.2f} |" for f in prof["top"]]
+    return [*out, ""]
 
 
 def profile_table(prof: dict[str, Any]) -> list[str]:
@@ -905,8 +1001,9 @@ def main(argv: list[str] | None = None) -> int:
         "--also",
         nargs="*",
         default=[],
-        choices=["detection", "growth"],
-        help="sections outside the default mode (detection: the better part of an hour)",
+        choices=["detection", "growth", "cprofile"],
+        help="sections outside the default mode (detection: the better part of an hour; "
+        "cprofile: one more run in one process, under cProfile)",
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="detection jobs")
     parser.add_argument("--report-dir", type=Path, default=ROOT / "reports")
@@ -941,6 +1038,8 @@ def main(argv: list[str] | None = None) -> int:
             quick = QUICK_MUTANTS if args.quick else []
             names = args.mutants if args.mutants is not None else quick
             data["detection"] = detection(workdir / "detection", args.jobs, names)
+        if "cprofile" in args.also:
+            data["cpu_profile"] = cpu_profile(workdir / "cprofile")
         if "growth" in args.also:
             depths = [10, 50] if args.quick else [10, 50, 200]
             data["growth"] = growth(workdir / "growth", depths, data["layers"]["runs"])
