@@ -426,6 +426,8 @@ def layers(workdir: Path, repeat: int) -> dict[str, Any]:
     summary = {k: median_of(runs, k) for k in ("startup", "property", "scenario", "reports")}
     summary["total"] = statistics.median(r["wall"] for r in runs)
     summary["one_process"] = statistics.median(r["wall"] for r in alone)
+    summary["cpu"] = statistics.median(r["cpu"] for r in runs)
+    summary["one_process_cpu"] = statistics.median(r["cpu"] for r in alone)
     return {"runs": runs, "median": summary, "profiled": alone[0], "one_process": alone}
 
 
@@ -849,7 +851,8 @@ def side_by_side(data: dict[str, Any], skipped: dict[str, str]) -> list[page.Row
             "spread",
             ratio(med["total"], med["one_process"]),
             f"{med['total']:.1f} s ({first.get('workers')} workers) vs {med['one_process']:.1f} s "
-            f"(medians of {data['repeat']}, alternately)",
+            f"(medians of {data['repeat']}, alternately; CPU {med['cpu']:.1f} s vs "
+            f"{med['one_process_cpu']:.1f} s, the reference's included)",
         )
     )
     profile = data["layers"]["profiled"].get("profile")
