@@ -10,10 +10,19 @@ unspread run):
   waiting for the answer's head), and the CPU seconds spent there;
 - generation: the property layer's call phases minus the time inside the runner's send and judge
   (what is left is hypothesis and schemathesis drawing and shrinking cases).
+With BENCH_CHAINS_OUT set, every process of the run (pytest-xdist's workers too) appends a JSON line
+per test to that file: its node ID, the requests it sent (set-up, call and teardown), its chain
+(the most of them that ran one after another, none overlapping the next: requests a pool sends
+side by side count once a round) and its seconds; bench/run.py takes the longest chain for a far
+target's floor.
+With BENCH_CPROFILE_OUT set, this process (the controller, or the one process of an unspread run)
+is profiled by cProfile with a CPU clock (time.process_time) from configure to unconfigure, the
+stats written to that file.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
 import threading
@@ -27,15 +36,26 @@ import requests.adapters
 
 PROPERTY_MODULES = ("tests/property/test_property.py", "tests/property/test_stateful.py")
 _state: dict[str, Any] = {
-    "property": 0.0, "scenario": 0.0, "items": 0, "property_items": 0, "property_call": 0.0,
-    "requests": 0, "sending": 0.0, "sending_cpu": 0.0, "runner": 0.0,
-}  # fmt: skip
+    "property": 0.0,
+    "scenario": 0.0,
+    "items": 0,
+    "property_items": 0,
+    "property_call": 0.0,
+    "requests": 0,
+    "sending": 0.0,
+    "sending_cpu": 0.0,
+    "runner": 0.0,
+}
 _lock = threading.Lock()
+_profiler: list[cProfile.Profile] = []
 
 
 def _stamp(name: str) -> None:
     _state[name] = time.time()
     _state[f"{name}_cpu"] = time.process_time()
+
+
+_spans: list[tuple[float, float]] = []  # each request's (start, end) in the running test
 
 
 def _timed(original: Callable[..., Any], wall: str, cpu: str = "", count: str = "") -> Any:
@@ -44,12 +64,14 @@ def _timed(original: Callable[..., Any], wall: str, cpu: str = "", count: str = 
         try:
             return original(*args, **kwargs)
         finally:
+            ended = time.monotonic()
             with _lock:
-                _state[wall] += time.monotonic() - started
+                _state[wall] += ended - started
                 if cpu:
                     _state[cpu] += time.thread_time() - started_cpu
                 if count:
                     _state[count] += 1
+                    _spans.append((started, ended))
 
     return wrapper
 
@@ -67,14 +89,50 @@ def _instrument() -> None:
     Runner.evaluate = _timed(Runner.evaluate, "runner")  # type: ignore[method-assign]
 
 
+def chain(spans: list[tuple[float, float]]) -> int:
+    """The most of these requests that ran one after another (none overlapping the next): a
+    test's dependent chain; requests sent side by side (a pool's) count as one step each round."""
+    count, free_from = 0, float("-inf")
+    for start, end in sorted(spans, key=lambda span: span[1]):  # the earliest end first
+        if start >= free_from:
+            count, free_from = count + 1, end
+    return count
+
+
 def _layer(nodeid: str) -> str:
     return "property" if nodeid.startswith(PROPERTY_MODULES) else "scenario"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     _stamp("configured")
-    if os.environ.get("BENCH_TIMING_OUT") and not hasattr(config, "workerinput"):
+    timed = os.environ.get("BENCH_TIMING_OUT") and not hasattr(config, "workerinput")
+    if timed or os.environ.get("BENCH_CHAINS_OUT"):
         _instrument()
+    if os.environ.get("BENCH_CPROFILE_OUT") and not hasattr(config, "workerinput"):
+        _profiler.append(cProfile.Profile(time.process_time))
+        _profiler[0].enable()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    out = os.environ.get("BENCH_CHAINS_OUT")
+    with _lock:
+        _spans.clear()
+    started = time.monotonic()
+    try:
+        return (yield)
+    finally:
+        if out:
+            with _lock:
+                spans = list(_spans)
+            line = {
+                "test": item.nodeid,
+                "requests": len(spans),
+                "chain": chain(spans),
+                "seconds": time.monotonic() - started,
+            }
+            with open(out, "a", encoding="utf-8") as handle:  # one short line: appended whole
+                handle.write(json.dumps(line) + "\n")
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -113,6 +171,9 @@ def pytest_sessionfinish(session: pytest.Session) -> Generator[None, None, None]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _profiler:
+        _profiler[0].disable()
+        _profiler[0].dump_stats(os.environ["BENCH_CPROFILE_OUT"])
     out = os.environ.get("BENCH_TIMING_OUT")
     if out and not hasattr(config, "workerinput"):
         _stamp("unconfigured")
