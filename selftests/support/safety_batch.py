@@ -149,6 +149,7 @@ def batch() -> Batch:
     for name in ("main", "mutant", "ro", "kept", "echo"):
         (work / name).mkdir()
     main = ReferenceConnector(token_delay_ms=2, tokens=(TOKEN, ALT_TOKEN)).start(work / "main")
+    main_db = work / "main" / "reference.db"  # ReferenceConnector's database in its folder
     secret_never_works = MutantConnector("chatkit-secret-never-works", (TOKEN, ALT_TOKEN))
     mutant = secret_never_works.start(work / "mutant")
     echo_app = Misbehave(
@@ -161,7 +162,7 @@ def batch() -> Batch:
             serve(reference_app(work / "kept")) as kept_url,
         ):
             servers = {
-                "main": (main.base_url, work / "main" / "reference.db"),
+                "main": (main.base_url, main_db),
                 "read-only": (ro_url, work / "ro" / "reference.db"),
                 "kept": (kept_url, work / "kept" / "reference.db"),
             }
@@ -178,7 +179,7 @@ def batch() -> Batch:
             for name, (url, db) in servers.items():
                 out.after[name] = snapshot(url, db)
             _read_main_ledger(out, main.base_url)
-        rows = dump(main.db_path)
+        rows = dump(main_db)
         out.secrets = [r[2] for r in rows if r[0] == "resources" and r[1] == "chatkit_secret"]
     finally:
         main.stop()
