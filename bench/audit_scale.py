@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import re
-import secrets
 import signal
 import statistics
 import subprocess
@@ -48,7 +47,7 @@ sys.path.insert(0, str(ROOT / "selftests" / "support"))  # har_support
 
 import har_support  # noqa: E402
 
-from assistant_conformance.proof import serve  # noqa: E402
+from assistant_conformance.reference.connectors import ReferenceConnector  # noqa: E402
 
 PUBLISHED = ROOT / "docs" / "benchmark-results.md"
 SECTION = "## Judging traffic at scale"
@@ -126,9 +125,8 @@ def peak_mib(pid: int) -> float | None:
 
 
 def added_latency(exchanges: int, workdir: Path) -> dict[str, Any]:
-    token = secrets.token_urlsafe(24)
-    reference = serve.start_server([token, secrets.token_urlsafe(24)], workdir / "reference.db",
-                                   token_delay_ms=0)  # fmt: skip
+    reference = ReferenceConnector(token_delay_ms=0, prefix="bench").start(workdir)
+    token = reference.token
     report = workdir / "proxy"
     command = [sys.executable, "-m", "assistant_conformance", "proxy", "--upstream",
                reference.base_url, "--port", "0", "--report-dir", str(report)]  # fmt: skip

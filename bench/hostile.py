@@ -46,7 +46,7 @@ def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
             workdir / "reports", test, f"--base-url={base_url}", f"--token={TOKEN}",
             "-p", "no:randomly", timeout=600,
         )  # fmt: skip
-    document = done.document()
+    document = done.json()
     lines = [
         f"{r['id']} {r['verdict']}: {f['actual']}"
         for r in document["requirements"]
@@ -56,7 +56,7 @@ def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
     ]  # fmt: skip
     return {
         "case": name,
-        "seconds": round(done.elapsed, 1),
+        "seconds": round(done.seconds, 1),
         "peak_mib": round(document["peak_memory_mib"]),  # the suite's own report says it
         "exit": done.returncode,
         "finding": lines[0] if lines else "(none)",

@@ -78,13 +78,13 @@ def run_case(name: str, app: Counted, tokens: list[str], workdir: Path, *options
             workdir / name, "-p", "no:randomly", f"--base-url={base_url}",
             f"--token={tokens[0]}", f"--alt-token={tokens[1]}", *options, timeout=1500,
         )  # fmt: skip
-    document = done.document()
+    document = done.json()
     return {
         "case": name,
         "options": " ".join(options),
-        "seconds": round(done.elapsed, 1),
+        "seconds": round(done.seconds, 1),
         "requests": app.count,
-        "requests_per_second": round(app.count / done.elapsed, 1),
+        "requests_per_second": round(app.count / done.seconds, 1),
         "exit": done.returncode,
         "throttled": document.get("transport", {}).get("throttled"),
         "verdicts": done.verdicts(),

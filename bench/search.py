@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from assistant_conformance.reference import embedded
 from assistant_conformance.reference._records import new_thread
+from assistant_conformance.reference.connectors import ReferenceConnector
 from assistant_conformance.reference.db import Database
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def main() -> int:
         started = time.monotonic()
         thread_id = fill(db_path, args.count)
         print(f"filled {args.count} of each in {time.monotonic() - started:.0f} s", flush=True)
-        server = embedded.start([token], db_path, token_delay_ms=0)
+        server = ReferenceConnector(token_delay_ms=0, tokens=(token,)).start(Path(workdir))
         headers = {"Authorization": f"Bearer {token}"}
         rows = []
         try:

@@ -21,18 +21,23 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # a fresh clone without `pip install -e` still imports
 
-from assistant_conformance.proof.suiterun import run_pytest  # noqa: E402
+from assistant_conformance.proof.suiterun import SuiteOptions, SuiteResult, run_suite  # noqa: E402
 from assistant_conformance.suite.config import shards  # noqa: E402
 
 RUN_TIMEOUT = 3600.0
 RECORDED_DEPTHS = (10, 50)
+
+
+def suite(folder: Path, *args: str) -> SuiteResult:
+    """The installed suite against the embedded reference, reporting into `folder`."""
+    log = folder / "suite.log"
+    return run_suite(None, SuiteOptions(folder, args, log, timeout=RUN_TIMEOUT, quiet=False))
 
 
 def shard_runs(count: int, examples: int, workdir: Path) -> dict[str, Any]:
@@ -40,16 +45,16 @@ def shard_runs(count: int, examples: int, workdir: Path) -> dict[str, Any]:
     for index in range(1, count + 1):
         folder = workdir / f"shard-{index}"
         folder.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
-        status = run_pytest(
-            [f"--shard={index}/{count}", f"--examples={examples}", f"--report-dir={folder}"],
-            folder / "suite.log",
-            RUN_TIMEOUT,
-        )
-        seconds = time.monotonic() - started
+        run = suite(folder, f"--shard={index}/{count}", f"--examples={examples}")
         tests = json.loads((folder / "results.json").read_text())["tests"]
-        rows.append({"shard": f"{index}/{count}", "seconds": round(seconds, 1),
-                     "tests": len(tests), "exit": status})  # fmt: skip
+        rows.append(
+            {
+                "shard": f"{index}/{count}",
+                "seconds": round(run.seconds, 1),
+                "tests": len(tests),
+                "exit": run.returncode,
+            }
+        )
     merged = workdir / "merged"
     command = [sys.executable, "-m", "assistant_conformance", "merge",
                *(str(workdir / f"shard-{i}") for i in range(1, count + 1)),
@@ -68,14 +73,18 @@ def depth_runs(depths: list[int], workdir: Path) -> list[dict[str, Any]]:
     for examples in depths:
         folder = workdir / f"depth-{examples}"
         folder.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
-        status = run_pytest([f"--examples={examples}", f"--report-dir={folder}"],
-                            folder / "suite.log", RUN_TIMEOUT)  # fmt: skip
-        doc = json.loads((folder / "conformance.json").read_text())
-        rows.append({"examples": examples, "seconds": round(time.monotonic() - started, 1),
-                     "requests": doc["transport"].get("requests"),
-                     "peak_memory_mib": doc["peak_memory_mib"], "exit": status,
-                     "totals": doc["totals"]})  # fmt: skip
+        run = suite(folder, f"--examples={examples}")
+        doc = run.json()
+        rows.append(
+            {
+                "examples": examples,
+                "seconds": round(run.seconds, 1),
+                "requests": doc["transport"].get("requests"),
+                "peak_memory_mib": doc["peak_memory_mib"],
+                "exit": run.returncode,
+                "totals": doc["totals"],
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -85,9 +94,7 @@ def record(workdir: Path) -> Path:
     for examples in RECORDED_DEPTHS:
         folder = workdir / f"record-{examples}"
         folder.mkdir(parents=True, exist_ok=True)
-        run_pytest([f"--examples={examples}", f"--report-dir={folder}", "--concurrency=1"],
-                   folder / "suite.log",
-                   RUN_TIMEOUT)  # fmt: skip
+        suite(folder, f"--examples={examples}", "--concurrency=1")
         tests = json.loads((folder / "results.json").read_text())["tests"]
         depths[str(examples)] = {
             shards.duration_key(t["nodeid"]): round(t["duration"], 3) for t in tests

@@ -27,7 +27,7 @@ from safety_support import ALT_TOKEN, TOKEN, serve
 from assistant_conformance.audit.proxy import Proxy
 from assistant_conformance.audit.session import HAR_FILE
 from assistant_conformance.cli import command
-from assistant_conformance.proof.serve import start_server
+from assistant_conformance.proof.connectors import MutantConnector
 from assistant_conformance.proof.suiterun import child_environment
 
 pytestmark = pytest.mark.xdist_group("audit")
@@ -129,7 +129,7 @@ RUNS = {
 
 @pytest.mark.parametrize("mutant", RUNS)
 def test_a_runs_own_exchanges_are_audited_to_the_runs_verdicts(mutant: str, tmp_path: Path):
-    server = start_server([TOKEN, ALT_TOKEN], tmp_path / "m.db", extra_args=["--mutant", mutant])
+    server = MutantConnector(mutant, (TOKEN, ALT_TOKEN)).start(tmp_path / "mutant")
     report = tmp_path / "run"
     clean = child_environment()
     env = {**clean, "ASSISTANT_API_TOKEN": TOKEN, "ASSISTANT_API_ALT_TOKEN": ALT_TOKEN}

@@ -16,11 +16,13 @@ import pytest
 from safety_support import ROOT, Done, run_suite
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT, ForeignServer, start_langgraph
+from assistant_conformance.proof.connectors import ForeignConnector
+from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT
+from assistant_conformance.reference.connectors import Endpoint
 
 pytestmark = pytest.mark.xdist_group("langgraph")
 
-TOKENS = ["tok-langgraph-main-5c1e", "tok-langgraph-alt-9d3a"]
+TOKENS = ("tok-langgraph-main-5c1e", "tok-langgraph-alt-9d3a")
 TABLE = ROOT / "docs" / "compatibility" / "langgraph.md"
 ROW = re.compile(r"^\| ([A-Z0-9-]+) \| (MUST|SHOULD) \| (pass|fail|warn|skip|unsupported) \|", re.M)
 RUN_MODULES = ("tests/scenario/test_runs.py", "tests/scenario/test_streams.py")
@@ -32,25 +34,18 @@ def reviewed() -> dict[str, str]:
     return {m[1]: m[3] for m in ROW.finditer(TABLE.read_text(encoding="utf-8"))}
 
 
-def suite(server: ForeignServer, report_dir: Path, *args: str) -> Done:
-    return run_suite(
-        report_dir,
-        f"--base-url={server.base_url}",
-        f"--token={TOKENS[0]}",
-        f"--alt-token={TOKENS[1]}",
-        f"--unsupported={','.join(LANGGRAPH_ABSENT)}",
-        *args,
-        timeout=600,
-    )
+def suite(server: Endpoint, report_dir: Path, *args: str) -> Done:
+    unsupported = f"--unsupported={','.join(LANGGRAPH_ABSENT)}"
+    return run_suite(report_dir, unsupported, *args, timeout=600, target=server)
 
 
 def runs_of(done: Done) -> dict:
-    return done.document()["runs"]
+    return done.json()["runs"]
 
 
 @pytest.fixture(scope="module")
-def langgraph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForeignServer]:
-    server = start_langgraph(TOKENS, tmp_path_factory.mktemp("langgraph"))
+def langgraph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    server = ForeignConnector(tokens=TOKENS).start(tmp_path_factory.mktemp("langgraph"))
     yield server
     server.stop()
 
@@ -66,7 +61,7 @@ def test_the_table_covers_the_catalogue_once() -> None:
     }
 
 
-def test_every_verdict_is_the_reviewed_one(langgraph: ForeignServer, tmp_path: Path) -> None:
+def test_every_verdict_is_the_reviewed_one(langgraph: Endpoint, tmp_path: Path) -> None:
     done = suite(langgraph, tmp_path)
     got, want = done.verdicts(), reviewed()
     wrong = {rid: f"{got.get(rid)}, reviewed {v}" for rid, v in want.items() if got.get(rid) != v}
@@ -76,7 +71,7 @@ def test_every_verdict_is_the_reviewed_one(langgraph: ForeignServer, tmp_path: P
 
 
 def test_a_plain_input_agent_gets_the_same_run_verdicts(
-    langgraph: ForeignServer, tmp_path: Path
+    langgraph: Endpoint, tmp_path: Path
 ) -> None:
     done = suite(langgraph, tmp_path, "--assistant=plain", '--run-input={"input": "{text}"}',
                  *RUN_MODULES)  # fmt: skip
@@ -89,7 +84,7 @@ def test_a_plain_input_agent_gets_the_same_run_verdicts(
 
 
 def test_the_control_finds_the_input_a_plain_agent_reads(
-    langgraph: ForeignServer, tmp_path: Path
+    langgraph: Endpoint, tmp_path: Path
 ) -> None:
     """Without --run-input the control tries the chat messages (a failed run on this agent), then
     a plain `input` text, which it takes: the run verdicts are the same."""
@@ -100,9 +95,7 @@ def test_the_control_finds_the_input_a_plain_agent_reads(
     assert runs_of(done)["agent"]["input_shape"] == "an object with `input`"
 
 
-def test_an_agent_refusing_every_input_judges_no_run(
-    langgraph: ForeignServer, tmp_path: Path
-) -> None:
+def test_an_agent_refusing_every_input_judges_no_run(langgraph: Endpoint, tmp_path: Path) -> None:
     done = suite(langgraph, tmp_path, "--assistant=plain", '--run-input={"other": "{text}"}',
                  *RUN_MODULES)  # fmt: skip
     verdicts = {rid: v for rid, v in done.verdicts().items() if rid.startswith("RUN-")}
@@ -114,7 +107,7 @@ def test_an_agent_refusing_every_input_judges_no_run(
 
 
 def test_no_assistant_for_testing_starts_no_run(tmp_path: Path) -> None:
-    server = start_langgraph(TOKENS, tmp_path / "server", graphs=("plain",))
+    server = ForeignConnector(graphs=("plain",), tokens=TOKENS).start(tmp_path / "server")
     try:
         done = suite(server, tmp_path / "report", *RUN_MODULES)
     finally:

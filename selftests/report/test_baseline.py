@@ -138,7 +138,7 @@ def test_stale_entries_fail_the_run(tmp_path: Path, server: embedded.RunningServ
     assert run.verdicts()["THR-STATUS"] == "known"
     assert "stale: AUTH-MISSING-REJECTED: it passes now: remove the entry" in run.output
     assert "stale: AUTH-401: the entry expired on 2020-01-01" in run.output
-    statuses = {e["requirement"]: e["status"] for e in run.document()["baseline"]["entries"]}
+    statuses = {e["requirement"]: e["status"] for e in run.json()["baseline"]["entries"]}
     assert statuses == {
         "THR-STATUS": "applied",
         "AUTH-MISSING-REJECTED": "stale",

@@ -53,7 +53,7 @@ def test_conformant_run_exits_0_with_every_report(passing: Run) -> None:
     for name in REPORT_FILES:
         assert (passing.report_dir / name).is_file(), name
     assert any((passing.report_dir / "allure-results").glob("*-result.json"))
-    doc = passing.document()
+    doc = passing.json()
     assert doc["result"] == {"exit_status": 0, "outcome": "conformant", "problems": []}
     # Thread search kept THR-STATUS; its eight other operations were not exercised: no pass.
     thr = next(r for r in doc["requirements"] if r["id"] == "THR-STATUS")
@@ -79,7 +79,7 @@ def test_violation_exits_1_with_fail_warn_skip_and_unsupported(failing: Run) -> 
     assert verdicts["ROBUST-UNKNOWN-ID-404"] == "skip"
     assert verdicts["CHATKIT-STATUS"] == verdicts["CHATKIT-SECRET"] == "unsupported"
     assert verdicts["ASST-STATUS"] == "untested"
-    doc = failing.document()
+    doc = failing.json()
     assert doc["result"]["problems"] == ["THR-STATUS (MUST) fails"]
     assert doc["certification"]["parts"]["chatkit"] == "unsupported"
     assert doc["certification"]["level"] == "none"  # core fails
@@ -94,7 +94,7 @@ def test_json_validates_against_the_shipped_schema(
     run: Run = request.getfixturevalue(run_name)
     jsonschema.Draft202012Validator(
         report_schema(), format_checker=jsonschema.FormatChecker()
-    ).validate(run.document())
+    ).validate(run.json())
 
 
 @pytest.mark.parametrize("run_name", ["passing", "failing"])
@@ -111,7 +111,7 @@ def test_json_reads_back_into_the_model_unchanged(
 def test_json_identifies_the_run_and_carries_evidence(
     failing: Run, server: embedded.RunningServer
 ) -> None:
-    doc = failing.document()
+    doc = failing.json()
     assert doc["target"] == server.base_url
     assert re.fullmatch(r"[0-9a-f]{64}", doc["spec"]["openapi_sha256"])
     assert doc["options"]["unsupported"] == ["chatkit"]
@@ -189,7 +189,7 @@ class Elements(HTMLParser):
 def test_what_a_target_answered_never_becomes_markup(failing: Run) -> None:
     """Markup in every value a target or its findings gave (the target's URL, answers, reasons,
     evidence, curl, HAR names) is shown as text: the page has not one element or attribute more."""
-    doc = failing.document()
+    doc = failing.json()
     answered = copy.deepcopy(doc)
     answered["target"] = tainted(doc["target"])
     answered["result"]["problems"] = tainted(doc["result"]["problems"])

@@ -33,7 +33,7 @@ def test_a_run_input_from_a_file_is_used(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.output
     assert done.verdicts()["RUN-WAIT-COMPLETES"] == "pass"
-    assert done.document()["runs"]["agent"]["input_shape"] == "LangGraph chat messages"
+    assert done.json()["runs"]["agent"]["input_shape"] == "LangGraph chat messages"
 
 
 def test_a_run_too_short_to_cancel_is_not_judged(tmp_path: Path) -> None:
@@ -43,6 +43,6 @@ def test_a_run_too_short_to_cancel_is_not_judged(tmp_path: Path) -> None:
     )
     verdicts = done.verdicts()
     assert verdicts["RUN-CANCEL"] == "skip", done.output
-    reason = next(r["reason"] for r in done.document()["requirements"] if r["id"] == "RUN-CANCEL")
+    reason = next(r["reason"] for r in done.json()["requirements"] if r["id"] == "RUN-CANCEL")
     assert "before it could be cancelled" in reason and "events" in reason
     assert "fail" not in {v for rid, v in verdicts.items() if rid.startswith("RUN-")}

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
 import sys
-import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
+from reverse_proxy import ReverseProxy, Rewrite
+from safety_support import run_suite
 
 from assistant_conformance.contract.openapi import Operation, by_id, operations
 from assistant_conformance.reference import embedded
@@ -31,7 +29,6 @@ from assistant_conformance.reference import embedded
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_A, TOKEN_B = "auth-table-token-a", "auth-table-token-b"
 VALID = {f"Bearer {TOKEN_A}", f"Bearer {TOKEN_B}"}
-HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}
 MISSING_OR_INVALID = re.compile(r"\[AUTH-(MISSING|INVALID)-REJECTED\]")
 # Operations whose effect a client can see through the document's reads: a refused request that
 # went through anyway must show as AUTH-REJECTED-NO-EFFECT (bulk and PUT of a KB have no read).
@@ -101,56 +98,18 @@ def _pattern(op: Operation) -> re.Pattern[str]:
     return re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(op.path)) + "$")
 
 
-class SkippingProxy(ThreadingHTTPServer):
-    """Forwards to the reference server; the operations `skips` names need no credential."""
+def skipping_auth(skips: Callable[[str, str], bool]) -> Rewrite:
+    """The proxy's change: a request to an operation `skips` names, without a valid credential,
+    is passed on as the main principal's."""
 
-    daemon_threads = True
+    def rewrite(method: str, path: str, headers: dict[str, str]) -> dict[str, str]:
+        credential = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+        if not skips(method, path) or credential in VALID:
+            return headers
+        kept = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        return {**kept, "Authorization": f"Bearer {TOKEN_A}"}
 
-    def __init__(self, upstream: str, skips: Callable[[str, str], bool]) -> None:
-        super().__init__(("127.0.0.1", 0), _Forward)
-        self.upstream = httpx.Client(base_url=upstream, timeout=30)
-        self.skips = skips
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Forward(BaseHTTPRequestHandler):
-    protocol_version = (
-        "HTTP/1.0"  # the answer ends when the connection closes: streams pass as they come
-    )
-    server: SkippingProxy
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _forward(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
-        path = self.path.split("?", 1)[0]
-        if self.server.skips(self.command, path) and headers.get("Authorization") not in VALID:
-            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
-            headers["Authorization"] = f"Bearer {TOKEN_A}"
-        request = self.server.upstream.build_request(
-            self.command, self.path, headers=headers, content=body
-        )
-        response = self.server.upstream.send(request, stream=True)
-        try:
-            self.send_response(response.status_code)
-            for name, value in response.headers.multi_items():
-                if name.lower() not in HOP - {"content-length"}:
-                    self.send_header(name, value)
-            self.end_headers()
-            for chunk in response.iter_raw():
-                self.wfile.write(chunk)
-                self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client dropped the stream
-        finally:
-            response.close()
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
+    return rewrite
 
 
 @pytest.fixture(scope="module")
@@ -167,21 +126,18 @@ def run_auth_suite(
 ) -> dict[str, str | None]:
     """Run tests/scenario/test_auth.py through a proxy; answer {test name: failure text or None
     (passed)}."""
-    proxy = SkippingProxy(upstream, skips)
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
-    thread.start()
-    try:
-        command = [
-            sys.executable, "-m", "pytest", "tests/scenario/test_auth.py", "-q",
-            "-o", f"cache_dir={out}/.cache",
-            "--base-url", proxy.base_url, "--token", TOKEN_A, "--alt-token", TOKEN_B,
-            "--report-dir", str(out / "reports"), "--junitxml", str(out / "junit.xml"), *args,
-        ]  # fmt: skip
-        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    finally:
-        proxy.shutdown()
-        proxy.upstream.close()
-    assert (out / "junit.xml").exists(), run.stdout[-3000:] + run.stderr[-3000:]
+    junit = out / "junit.xml"
+    with ReverseProxy(upstream, skipping_auth(skips)) as proxy:
+        run = run_suite(
+            out / "reports",
+            "tests/scenario/test_auth.py",
+            f"--base-url={proxy.url}",
+            f"--token={TOKEN_A}",
+            f"--alt-token={TOKEN_B}",
+            f"--junitxml={junit}",
+            *args,
+        )
+    assert junit.exists(), run.stdout[-3000:] + run.stderr[-3000:]
     outcomes: dict[str, str | None] = {}
     for case in ET.parse(out / "junit.xml").getroot().iter("testcase"):
         failure = case.find("failure")

@@ -165,7 +165,7 @@ def test_header_reaches_every_request_of_every_layer_and_no_output(runs: Runs) -
     for path in run.report_dir.rglob("*"):
         if path.is_file():
             assert GATEWAY_KEY not in path.read_text(errors="replace"), path
-    assert run.document()["transport"]["headers"] == ["X-Gateway-Key"]
+    assert run.json()["transport"]["headers"] == ["X-Gateway-Key"]
 
 
 def test_rate_limit_holds_over_the_whole_run(runs: Runs) -> None:
@@ -176,14 +176,14 @@ def test_rate_limit_holds_over_the_whole_run(runs: Runs) -> None:
     assert len(times) > 2 * RATE  # enough requests for the limit to matter
     busiest = max(sum(1 for t in times if start <= t < start + 1) for start in times)
     assert busiest <= RATE + 1, busiest  # the pre-flight request may come before the limit
-    assert run.document()["transport"]["rate_limit"] == RATE
+    assert run.json()["transport"]["rate_limit"] == RATE
 
 
 def test_throttled_requests_are_waited_out_reported_and_never_findings(runs: Runs) -> None:
     run = runs[0]["throttled"]
     assert run.returncode == 0, run.output
     assert judged_all_pass(run)
-    throttled = run.document()["transport"]["throttled"]
+    throttled = run.json()["transport"]["throttled"]
     assert throttled["requests"] >= 3 and throttled["seconds"] >= throttled["requests"] * 0.9
     assert f"the target throttled {throttled['requests']} requests" in run.output
 
@@ -195,7 +195,7 @@ def test_a_connection_closed_before_an_answer_is_sent_again_once(runs: Runs) -> 
     run = done["drops"]
     assert run.returncode == 0, run.output
     assert judged_all_pass(run)
-    resent = run.document()["transport"]["resent_after_close"]
+    resent = run.json()["transport"]["resent_after_close"]
     assert resent >= 2 and f"{resent} requests sent again" in run.stdout
 
 
@@ -206,7 +206,7 @@ def test_tls_to_a_private_ca_needs_the_bundle_or_insecure(runs: Runs) -> None:
     assert with_ca.returncode == 0 and judged_all_pass(with_ca), with_ca.output
     assert insecure.returncode == 0 and judged_all_pass(insecure), insecure.output
     assert "TLS NOT verified (--insecure)" in insecure.output
-    assert insecure.document()["transport"]["tls"] == "NOT verified (--insecure)"
+    assert insecure.json()["transport"]["tls"] == "NOT verified (--insecure)"
 
 
 def test_lf_reruns_only_what_failed_as_the_terminal_says(runs: Runs) -> None:
@@ -223,7 +223,7 @@ def findings_of(run: Done) -> dict[str, tuple[str, int, list[str]]]:
     name identifiers the target made, which differ from run to run)."""
     return {
         r["id"]: (r["verdict"], len(r["findings"]), sorted(f["expected"] for f in r["findings"]))
-        for r in run.document()["requirements"]
+        for r in run.json()["requirements"]
     }
 
 
@@ -232,7 +232,7 @@ def test_concurrency_spreads_the_run_and_keeps_its_verdicts_and_findings(runs: R
     assert alone.returncode == spread.returncode == 0, spread.output  # a SHOULD: a warning
     assert alone.verdicts()["KB-ALLOWED-VALUES"] == "warn"
     assert findings_of(spread) == findings_of(alone)
-    assert (alone.document()["workers"], spread.document()["workers"]) == (1, 3)
+    assert (alone.json()["workers"], spread.json()["workers"]) == (1, 3)
 
 
 @pytest.mark.parametrize(
@@ -328,7 +328,7 @@ def test_the_workers_follow_the_round_trip_the_pre_flight_measures(tmp_path: Pat
     said = re.search(r"workers: (\d+), for a round trip of (\d+) ms", done.stdout)
     assert said is not None, done.stdout[:2000]
     assert int(said.group(2)) >= 20
-    assert REMOTE_CONCURRENCY <= done.document()["workers"] == int(said.group(1)) <= REMOTE_MOST
+    assert REMOTE_CONCURRENCY <= done.json()["workers"] == int(said.group(1)) <= REMOTE_MOST
 
 
 def test_a_target_the_measuring_pre_flight_cannot_use_is_one_line_and_exit_3(
@@ -352,5 +352,5 @@ def test_the_run_spreads_whichever_plugin_loads_first(tmp_path: Path) -> None:
             env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")},
         )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]
-    assert done.document()["workers"] == 2
+    assert done.json()["workers"] == 2
     assert "bringing up nodes" in done.stdout  # the workers started (not one process)

@@ -66,7 +66,7 @@ def seconds_of(run: Done, runs: dict[str, Done]) -> float:
     """What the target's behaviour cost the run: its time less that of the short-token run (made
     at the same time, stopped by a usage error before any request), i.e. less the start-up of
     Python, pytest and the plugins, which a loaded machine stretches."""
-    return run.elapsed - runs["short-token"].elapsed
+    return run.seconds - runs["short-token"].seconds
 
 
 class RevokedAfterPreflight:
@@ -194,7 +194,7 @@ def test_a_target_that_lacks_an_operation_is_run_and_reported(runs: dict[str, Do
     run = runs["subset"]
     assert run.returncode == 1, run.output
     assert "harness error" not in run.output
-    doc = run.document()
+    doc = run.json()
     jsonschema.validate(doc, report_schema())
     (lacking,) = doc["absent_operations"]
     assert lacking["operation"] == "POST /api/ai/threads/search" and lacking["how"] == "pre-flight"
@@ -215,10 +215,10 @@ def test_stopped_run_reports_why(runs: dict[str, Done]):
     """A run stopped mid-way still writes its reports, with the reason as the first problem; the
     tests after the stop did not run (no pile of failures)."""
     run = runs["revoked"]
-    result = run.document()["result"]
+    result = run.json()["result"]
     assert result["exit_status"] == 3 and result["outcome"] == "harness error"
     assert "in a row" in result["problems"][0]
-    assert "untested" in run.document()["totals"]
+    assert "untested" in run.json()["totals"]
     assert run.output.count(" failed") <= 1 and "passed" not in run.output
 
 
@@ -243,7 +243,7 @@ def test_operation_that_hangs_costs_one_request_timeout_and_the_run_finishes(run
     # Bounded (a loaded CI machine stretched the set-up around the timeout to 2.7 s); that it
     # was one timeout, not two, is the single finding below.
     assert REQUEST_TIMEOUT <= hung < 2 * REQUEST_TIMEOUT + 1.5
-    reasons = {r["id"]: r for r in run.document()["requirements"]}
+    reasons = {r["id"]: r for r in run.json()["requirements"]}
     hangs = [f for f in reasons["THR-STATUS"]["findings"] if "no answer within" in f["actual"]]
     assert len(hangs) == 1 and reasons["THR-STATUS"].get("repeats", 0) == 0, hangs
     assert "GET /api/ai/threads/{thread_id}: no answer within 2 s (--request-timeout)" in run.output
@@ -263,7 +263,7 @@ def test_endless_stream_and_endless_processing_are_cut_and_reported(runs: dict[s
     assert durations["test_processed_documents_reach_a_terminal_status[v1-kb]"] < budget
     verdicts = run.verdicts()
     assert verdicts["KB-PROCESS-COMPLETES"] in ("fail", "warn")  # reported, not waited out
-    ends = next(r for r in run.document()["requirements"] if r["id"] == "RUN-STREAM-ENDS")
+    ends = next(r for r in run.json()["requirements"] if r["id"] == "RUN-STREAM-ENDS")
     assert ends["verdict"] in ("fail", "warn") and "deadline" in ends["findings"][0]["actual"]
 
 
@@ -284,7 +284,7 @@ def test_hostile_answer_is_cut_at_its_bound_and_charged_to_its_operation(
 ) -> None:
     run = runs[layer]
     assert run.returncode == 1, run.output  # a finding, not a harness error
-    found = next(r for r in run.document()["requirements"] if r["id"] == requirement)
+    found = next(r for r in run.json()["requirements"] if r["id"] == requirement)
     assert found["verdict"] == verdict
     assert any(line in f["actual"] for f in found["findings"]), found["findings"]
     assert "Traceback" not in run.output and "httpcore" not in run.output

@@ -37,9 +37,9 @@ def test_wait_broken_alone_fails_wait_and_judges_every_other_run_requirement(
     run = {r: v for r, v in verdicts.items() if r.startswith("RUN-") and v != "untested"}
     others = {r: v for r, v in run.items() if r not in BROKEN and r not in UNJUDGEABLE}
     assert len(others) >= 12 and set(others.values()) == {"pass"}, others
-    control = done.document()["runs"]["agent"]["control"]
+    control = done.json()["runs"]["agent"]["control"]
     assert "runs/wait: HTTP 500" in control and "runs/stream: HTTP 201" in control, control
-    status = next(r for r in done.document()["requirements"] if r["id"] == "RUN-STATUS")
+    status = next(r for r in done.json()["requirements"] if r["id"] == "RUN-STATUS")
     assert any(
         "runs/wait" in f["actual"] or "wait" in str(f["evidence"]) for f in status["findings"]
     )
@@ -53,7 +53,7 @@ def test_no_requirement_passes_on_operations_it_did_not_see(tmp_path: Path) -> N
             tmp_path / "reports", *RUN_MODULES, f"--base-url={url}", f"--token={TOKEN}",
             f"--alt-token={ALT_TOKEN}", "--assistant=no-such-assistant",
         )  # fmt: skip
-    status = next(r for r in done.document()["requirements"] if r["id"] == "RUN-STATUS")
+    status = next(r for r in done.json()["requirements"] if r["id"] == "RUN-STATUS")
     assert status["verdict"] == "skip", done.output
     assert status["reason"].startswith("not exercised on 6 of the 7 operations it names"), status
     assert "GET /api/ai/threads/{thread_id}/runs;" not in status["reason"]  # the list was seen

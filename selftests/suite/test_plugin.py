@@ -8,11 +8,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from assistant_conformance.proof import suiterun
+from assistant_conformance.proof.suiterun import SuiteOptions, SuiteResult
 from assistant_conformance.suite.run.memory import CollectorSchedule
 
 SMOKE_TEST = """
@@ -27,30 +28,16 @@ def test_unauthenticated(anonymous_api):
 """
 
 
-def run_suite(tmp_path: Path, *args: str, status: int = 401, env: dict[str, str] | None = None):
+def run_suite(
+    tmp_path: Path, *args: str, status: int = 401, env: dict[str, str] | None = None
+) -> SuiteResult:
+    """The smoke test (its SHOULD expecting `status`) run by the plugin from `tmp_path`."""
     (tmp_path / "test_smoke.py").write_text(SMOKE_TEST.replace("STATUS", str(status)))
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        str(tmp_path / "reports"),
-        *args,
-    ]
-    started = time.monotonic()
-    run = subprocess.run(
-        command,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
+    more = ("-p", "no:cacheprovider", *args)
+    options = SuiteOptions(
+        tmp_path / "reports", more, errors_apart=True, timeout=120, env=env or {}, checkout=tmp_path
     )
-    run.elapsed = time.monotonic() - started  # type: ignore[attr-defined]
-    return run
+    return suiterun.run_suite(None, options)
 
 
 def verdicts(tmp_path: Path) -> dict[str, str]:
@@ -83,7 +70,7 @@ def test_unreachable_target_is_one_line_harness_error(tmp_path):
     assert "harness error: cannot reach target http://127.0.0.1:9" in run.stdout + run.stderr
     assert "some-secret-token" not in run.stdout + run.stderr
     # Refused at once: bounded by start-up, not by timeouts (generous for a loaded machine).
-    assert run.elapsed < 45  # type: ignore[attr-defined]
+    assert run.seconds < 45
 
 
 def test_rejected_token_is_one_line_harness_error(tmp_path, reference_server):

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant_conformance.proof import mutants, serve
+from assistant_conformance.proof import mutants
+from assistant_conformance.proof.connectors import MutantConnector
 from assistant_conformance.proof.suiterun import child_environment
+from assistant_conformance.reference.connectors import ReferenceConnector
 from assistant_conformance.suite.config import shards
 
 pytestmark = pytest.mark.xdist_group("shards")
@@ -57,8 +59,9 @@ def outcome(folder: Path) -> tuple[dict[str, str], set[str], int]:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_three_shards_merged_equal_the_whole_run(target, tokens, tmp_path):
-    served = ["--mutant", target] if target != "reference" else []
-    server = serve.start_server(tokens, tmp_path / "target.db", extra_args=served)
+    given = tuple(tokens)
+    connector = ReferenceConnector(tokens=given) if target == "reference" else None
+    server = (connector or MutantConnector(target, given)).start(tmp_path / "target")
     try:
         common = [f"--base-url={server.base_url}", *SHORT]
         whole = suite("run", *common, f"--report-dir={tmp_path / 'whole'}", "--",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant_conformance.proof.suiterun import run_pytest
+from assistant_conformance.proof.suiterun import SuiteOptions, run_suite
 
 MODULES = ("tests/scenario/test_store.py", "tests/scenario/test_threads.py")
 
@@ -19,9 +19,12 @@ MODULES = ("tests/scenario/test_store.py", "tests/scenario/test_threads.py")
 def spread(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run's folder: its log, its reports and pytest's temporary folder."""
     folder = tmp_path_factory.mktemp("spread")
-    args = [*MODULES, f"--report-dir={folder / 'reports'}", f"--basetemp={folder / 'tmp'}"]
-    status = run_pytest(args, folder / "run.log", 300, {"ASSISTANT_API_CONCURRENCY": "2"})
-    assert status == 0, (folder / "run.log").read_text()
+    args = (*MODULES, f"--basetemp={folder / 'tmp'}")
+    workers = {"ASSISTANT_API_CONCURRENCY": "2"}
+    log = folder / "run.log"
+    options = SuiteOptions(folder / "reports", args, log, timeout=300, env=workers, quiet=False)
+    run = run_suite(None, options)
+    assert run.returncode == 0, run.output
     return folder
 
 

@@ -35,8 +35,8 @@ from safety_support import (
     table_counts,
 )
 
-from assistant_conformance.proof.serve import start_server
-from assistant_conformance.reference import embedded
+from assistant_conformance.proof.connectors import MutantConnector
+from assistant_conformance.reference.connectors import ReferenceConnector
 
 MAIN_TESTS = (
     "tests/scenario/test_auth.py",
@@ -148,11 +148,10 @@ def batch() -> Batch:
     out = Batch()
     for name in ("main", "mutant", "ro", "kept", "echo"):
         (work / name).mkdir()
-    main = embedded.start([TOKEN, ALT_TOKEN], work / "main" / "reference.db", token_delay_ms=2)
-    mutant_db = work / "mutant" / "reference.db"
-    mutant = start_server(
-        [TOKEN, ALT_TOKEN], mutant_db, extra_args=["--mutant", "chatkit-secret-never-works"]
-    )
+    main = ReferenceConnector(token_delay_ms=2, tokens=(TOKEN, ALT_TOKEN)).start(work / "main")
+    main_db = work / "main" / "reference.db"  # ReferenceConnector's database in its folder
+    secret_never_works = MutantConnector("chatkit-secret-never-works", (TOKEN, ALT_TOKEN))
+    mutant = secret_never_works.start(work / "mutant")
     echo_app = Misbehave(
         reference_app(work / "echo"), echo_auth=True, status_200="POST /api/ai/threads"
     )
@@ -163,7 +162,7 @@ def batch() -> Batch:
             serve(reference_app(work / "kept")) as kept_url,
         ):
             servers = {
-                "main": (main.base_url, main.db_path),
+                "main": (main.base_url, main_db),
                 "read-only": (ro_url, work / "ro" / "reference.db"),
                 "kept": (kept_url, work / "kept" / "reference.db"),
             }
@@ -180,7 +179,7 @@ def batch() -> Batch:
             for name, (url, db) in servers.items():
                 out.after[name] = snapshot(url, db)
             _read_main_ledger(out, main.base_url)
-        rows = dump(main.db_path)
+        rows = dump(main_db)
         out.secrets = [r[2] for r in rows if r[0] == "resources" and r[1] == "chatkit_secret"]
     finally:
         main.stop()

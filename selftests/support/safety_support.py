@@ -1,5 +1,6 @@
-"""Helpers of the safety self-tests: run the suite in a subprocess, serve the reference app (or a
-misbehaving variant of it) in a thread on loopback, and raw sockets that misbehave."""
+"""Helpers of the safety self-tests: run the suite in a subprocess (proof/suiterun.py's
+`run_suite`, from this checkout), serve the reference app (or a misbehaving variant of it) in a
+thread on loopback, and raw sockets that misbehave."""
 
 from __future__ import annotations
 
@@ -7,18 +8,14 @@ import asyncio
 import contextlib
 import json
 import re
-import shutil
 import socket
 import sqlite3
 import struct
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -26,9 +23,11 @@ from urllib.parse import parse_qs
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assistant_conformance.proof import suiterun
 from assistant_conformance.proof.mutants.hostile import endless_events
-from assistant_conformance.proof.suiterun import child_environment, run_python
+from assistant_conformance.proof.suiterun import SuiteOptions, SuiteResult
 from assistant_conformance.reference.app import create_app
+from assistant_conformance.reference.connectors import Endpoint
 from assistant_conformance.reference.context import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,23 +35,7 @@ TOKEN = "tok-Leak-Main-3b9f1c7e5a2d"
 ALT_TOKEN = "tok-Leak-Alt-8e4a6d2c9f1b"
 
 
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-    elapsed: float
-    report_dir: Path
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-    def document(self) -> dict[str, Any]:
-        return json.loads((self.report_dir / "conformance.json").read_text(encoding="utf-8"))
-
-    def verdicts(self) -> dict[str, str]:
-        return {r["id"]: r["verdict"] for r in self.document()["requirements"]}
+Done = SuiteResult  # what a self-test's suite run gives
 
 
 def run_suite(
@@ -61,21 +44,18 @@ def run_suite(
     env: dict[str, str] | None = None,
     timeout: float = 300,
     cwd: Path = ROOT,
-) -> Done:
-    """`pytest <args>` from the project root (its conftest loads the plugin), bounded."""
-    cache = f"cache_dir={report_dir}/.cache"  # not the checkout's: runs go several at a time
-    command = [sys.executable, "-m", "pytest", "-q", f"--report-dir={report_dir}", "-o", cache]
-    command += args
-    clean = child_environment()
-    started = time.monotonic()
-    logs = Path(tempfile.mkdtemp(prefix="suite-run-"))
-    out, err = logs / "stdout", logs / "stderr"
-    status = run_python(command[1:], cwd, {**clean, **(env or {})}, out, timeout, err)
-    if status is None:
-        raise subprocess.TimeoutExpired(command, timeout, out.read_bytes(), err.read_bytes())
-    said = [path.read_text(encoding="utf-8", errors="replace") for path in (out, err)]
-    shutil.rmtree(logs, ignore_errors=True)
-    return Done(status, said[0], said[1], time.monotonic() - started, report_dir)
+    target: Endpoint | None = None,
+) -> SuiteResult:
+    """`pytest <args>` from the project root (its conftest loads the plugin), bounded, against
+    `target` where given (else as `args` say); its stdout and stderr apart. Past `timeout`:
+    subprocess.TimeoutExpired, with what it said."""
+    options = SuiteOptions(
+        report_dir, args, errors_apart=True, timeout=timeout, env=env or {}, checkout=cwd
+    )
+    done = suiterun.run_suite(target, options)
+    if done.returncode is None:
+        raise subprocess.TimeoutExpired(["pytest", *args], timeout, done.stdout, done.stderr)
+    return done
 
 
 def reference_app(workdir: Path, tokens: tuple[str, ...] = (TOKEN, ALT_TOKEN)) -> ASGIApp:

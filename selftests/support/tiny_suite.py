@@ -8,13 +8,9 @@ a test can look for them in every file the run writes.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from assistant_conformance.proof.suiterun import child_environment
+from assistant_conformance.proof.suiterun import SuiteOptions, SuiteResult, run_suite
 
 TOKEN = "tok-Distinctive-Main-7f3a9c1e"
 ALT_TOKEN = "tok-Distinctive-Alt-52b8d0aa"
@@ -49,34 +45,24 @@ def test_chatkit_session(api):
 """
 
 
-@dataclass
-class Run:
-    returncode: int
-    output: str
-    report_dir: Path
-
-    def document(self) -> dict:
-        return json.loads((self.report_dir / "conformance.json").read_text(encoding="utf-8"))
-
-    def verdicts(self) -> dict[str, str]:
-        return {r["id"]: r["verdict"] for r in self.document()["requirements"]}
+Run = SuiteResult  # what a run of the tiny suite gives
 
 
 def run_tiny_suite(
     workdir: Path, base_url: str, *args: str, must_status: int = 200, should_status: int = 401
-) -> Run:
+) -> SuiteResult:
     workdir.mkdir(parents=True, exist_ok=True)
     suite = SUITE.replace("MUST_STATUS", str(must_status))
     (workdir / "test_tiny.py").write_text(suite.replace("SHOULD_STATUS", str(should_status)))
     report_dir = workdir / "reports"
-    command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--report-dir",
-        str(report_dir), "--base-url", base_url, "--token", TOKEN, "--alt-token", ALT_TOKEN,
+    more = (
+        "-p",
+        "no:cacheprovider",
+        f"--base-url={base_url}",
+        f"--token={TOKEN}",
+        f"--alt-token={ALT_TOKEN}",
         f"--junitxml={report_dir / 'junit.xml'}",  # not the suite's checks: no default places
-        f"--alluredir={report_dir / 'allure-results'}", *args,
-    ]  # fmt: skip
-    env = child_environment()
-    done = subprocess.run(
-        command, cwd=workdir, capture_output=True, text=True, timeout=300, env=env
+        f"--alluredir={report_dir / 'allure-results'}",
     )
-    return Run(done.returncode, done.stdout + done.stderr, report_dir)
+    options = SuiteOptions(report_dir, (*more, *args), timeout=300, checkout=workdir)
+    return run_suite(None, options)

@@ -29,7 +29,8 @@ import jsonschema
 import pytest
 
 from assistant_conformance.contract import openapi
-from assistant_conformance.proof import mutants, serve
+from assistant_conformance.proof import mutants
+from assistant_conformance.proof.connectors import MutantConnector
 from assistant_conformance.proof.suiterun import child_environment
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
@@ -122,7 +123,7 @@ def mutant_run(
     mutant: str, selection: list[str], tokens: list[str], tmp_path: Path
 ) -> Iterator[tuple[Path, str]]:
     """The report folder of a run of `selection` against `mutant`, and the mutant, still served."""
-    server = serve.start_server(tokens, tmp_path / "mutant.db", extra_args=["--mutant", mutant])
+    server = MutantConnector(mutant, tuple(tokens)).start(tmp_path / "mutant")
     report = tmp_path / "report"
     try:
         args = ["run", f"--base-url={server.base_url}", f"--report-dir={report}", *SHORT, "--"]
@@ -138,7 +139,7 @@ def mutant_run(
 def test_every_finding_replays_against_its_mutant_and_the_reference(
     mutant, tokens, reference, tmp_path
 ):
-    server = serve.start_server(tokens, tmp_path / "mutant.db", extra_args=["--mutant", mutant])
+    server = MutantConnector(mutant, tuple(tokens)).start(tmp_path / "mutant")
     try:
         report = tmp_path / "report"
         args = ["run", f"--base-url={server.base_url}", f"--report-dir={report}", *SHORT, "--"]

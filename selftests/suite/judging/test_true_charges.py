@@ -30,7 +30,7 @@ def suite_against(app: object, report_dir: Path, *args: str) -> Done:
 
 
 def reason_of(done: Done, requirement: str) -> str:
-    return next(r["reason"] for r in done.document()["requirements"] if r["id"] == requirement)
+    return next(r["reason"] for r in done.json()["requirements"] if r["id"] == requirement)
 
 
 class EveryThreadsRunList:
@@ -100,7 +100,7 @@ def test_event_ids_are_asked_in_each_spelling_before_they_are_judged(tmp_path: P
     done = suite_against(app, tmp_path / "reports", "tests/scenario/test_streams.py")
     assert done.returncode == 0, done.output
     assert done.verdicts()["RUN-STREAM-EVENT-IDS"] == "pass", done.output
-    numbering = done.document()["runs"]["agent"]["numbering"]
+    numbering = done.json()["runs"]["agent"]["numbering"]
     assert numbering == 'given when asked on_disconnect: "continue"', numbering
 
 

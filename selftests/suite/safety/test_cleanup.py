@@ -69,7 +69,7 @@ def test_a_whole_run_says_which_chat_kit_sessions_it_leaves_and_until_when() -> 
     assert left > 0, "the run made chat-kit sessions: else nothing is shown here"
     said = f"left: {left} chat-kit sessions (the interface has no delete; they expire by 20"
     assert said in run.output, run.output[-3000:]
-    (group,) = run.document()["cleanup"]["left"]
+    (group,) = run.json()["cleanup"]["left"]
     assert (group["kind"], group["count"], group["removable"]) == ("chat-kit session", left, False)
     assert group["expires_by"] and "left: " in (run.report_dir / "conformance.md").read_text()
 
@@ -96,7 +96,7 @@ def test_read_only_changes_nothing() -> None:
     before, after = batch().before["read-only"], batch().after["read-only"]
     assert run.returncode == 0, run.output
     assert after.rows == before.rows  # every row of every table, byte for byte
-    report = run.document()
+    report = run.json()
     reasons = " ".join(r["reason"] for r in report["requirements"])
     assert "read-only mode" in reasons
     verdicts = run.verdicts()

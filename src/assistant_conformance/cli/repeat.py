@@ -14,13 +14,12 @@ stopped by a usage error (4) or interrupted (2) ends the repeats with its status
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from assistant_conformance.reference import embedded
+from assistant_conformance.reference.connectors import ConnectError, Endpoint, ReferenceConnector
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.repeat import Repeats, verdicts_of
 
@@ -47,19 +46,12 @@ def main(argv: list[str], times: int, report_dir: Path, prog: str) -> int:
         repeats.verdicts.append(None)
     finally:
         if target is not None:
-            target.server.stop()
+            target.stop()
     repeats.write(report_dir)
     if repeats.differing():
         print("\n".join(["", *repeats.table()]))
     print(f"\n{repeats.summary()}; written: {report_dir / 'repeat.md'}, repeat.json")
     return repeats.exit_status()
-
-
-class _Reference:
-    """The embedded reference the N runs share, and the tokens of its two principals."""
-
-    def __init__(self, server: embedded.RunningServer, tokens: list[str]) -> None:
-        self.server, self.tokens, self.base_url = server, tokens, server.base_url
 
 
 def _target_given(argv: list[str]) -> bool:
@@ -68,25 +60,23 @@ def _target_given(argv: list[str]) -> bool:
     return flagged or bool(os.environ.get("ASSISTANT_API_BASE_URL"))
 
 
-def _reference(report_dir: Path) -> _Reference:
-    tokens = [f"repeat-{secrets.token_hex(16)}" for _ in range(2)]
+def _reference(report_dir: Path) -> Endpoint:
+    """The embedded reference the N runs share, two principals of random tokens."""
     folder = Path(tempfile.mkdtemp(prefix="conformance-repeat-"))
     try:
-        server = embedded.start(tokens, folder / "reference.db")
-    except embedded.ServerStartError as exc:
+        return ReferenceConnector(prefix="repeat").start(folder)
+    except ConnectError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(Exit.HARNESS) from None
-    return _Reference(server, tokens)
 
 
-def _run(argv: list[str], out: Path, target: _Reference | None) -> int:
+def _run(argv: list[str], out: Path, target: Endpoint | None) -> int:
     """One `run` with the given words, reporting to `out`, against `target` where one was
     started here (its address and tokens last: they win over any given)."""
     split = argv.index("--") if "--" in argv else len(argv)
     own = [f"--report-dir={out}"]
     if target is not None:
-        main_token, alt_token = target.tokens
-        own += [f"--base-url={target.base_url}", f"--token={main_token}"]
-        own += [f"--alt-token={alt_token}"]
+        own += [f"--base-url={target.base_url}", f"--token={target.token}"]
+        own += [f"--alt-token={target.alt_token}"]
     command = [sys.executable, "-m", "assistant_conformance", "run", *argv[:split], *own]
     return subprocess.run([*command, *argv[split:]], check=False).returncode

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant_conformance.matrix.launch import LaunchError, ready
 from assistant_conformance.matrix.targets import MatrixTarget, Plan
-from assistant_conformance.proof.suiterun import run_pytest
+from assistant_conformance.proof.suiterun import SuiteOptions, run_suite
+from assistant_conformance.reference.connectors import ConnectError
 from assistant_conformance.report import redact
 from assistant_conformance.report.conformance_json import Document, DocumentError, load_document
 
@@ -46,16 +46,10 @@ class Column:
         return f"targets/{self.target.name}"
 
 
-def suite_args(target: MatrixTarget, plan: Plan, base_url: str, report_dir: Path) -> list[str]:
-    command = ["-q"]
-    command += [arg for name in NOT_NEEDED for arg in ("-p", f"no:{name}")]
-    command += [
-        "-o",
-        f"cache_dir={report_dir / '.pytest_cache'}",
-        f"--base-url={base_url}",
-        f"--report-dir={report_dir}",
-        f"--seed={plan.seed}",
-    ]  # "=": before the plugin loads, a separate value would read as a test path
+def suite_args(target: MatrixTarget, plan: Plan) -> list[str]:
+    command = [arg for name in NOT_NEEDED for arg in ("-p", f"no:{name}")]
+    # "=": before the plugin loads, a separate value would read as a test path
+    command.append(f"--seed={plan.seed}")
     if plan.examples is not None:
         command.append(f"--examples={plan.examples}")
     if target.unsupported:
@@ -71,28 +65,31 @@ def run_target(target: MatrixTarget, plan: Plan, out: Path, workdir: Path) -> Co
     report_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     try:
-        target_ready = ready(target, workdir / target.name)
-    except LaunchError as exc:
+        endpoint = target.connector().start(workdir / target.name)
+    except ConnectError as exc:
         reason = redact.text(str(exc))
         (report_dir / "suite.log").write_text(f"not run: {reason}\n", encoding="utf-8")
         column = Column(target, NOT_RUN, reason, seconds=time.monotonic() - started)
         save_column(column, plan, report_dir)
         return column
-    for token in (target_ready.token, target_ready.alt_token):
+    for token in endpoint.tokens:
         redact.register(token)  # a reason or log line quoting it is masked
     log_path = report_dir / "suite.log"
-    command = suite_args(target, plan, target_ready.base_url, report_dir)
+    options = SuiteOptions(
+        report_dir, tuple(suite_args(target, plan)), log=log_path, timeout=plan.timeout
+    )
     try:
-        status = run_pytest(command, log_path, plan.timeout, target_ready.environment())
+        run = run_suite(endpoint, options)
     finally:
-        target_ready.stop()
-    column = Column(target, COMPLETED, exit_status=status, versions=target_ready.versions)
+        endpoint.stop()
+    status = run.returncode
+    column = Column(target, COMPLETED, exit_status=status, versions=dict(endpoint.versions))
     column.seconds = time.monotonic() - started
-    column.document = document_in(report_dir)
+    column.document = run.document
     if status is None:
         column.status, column.reason = NOT_RUN, f"the run did not end within {plan.timeout:g} s"
     elif status not in JUDGED_EXITS or column.document is None:
-        column.status, column.reason = NOT_RUN, why(status, log_path.read_text(errors="replace"))
+        column.status, column.reason = NOT_RUN, why(status, run.stdout)
     save_column(column, plan, report_dir)
     return column
 

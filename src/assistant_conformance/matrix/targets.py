@@ -32,10 +32,10 @@ import jsonschema
 import yaml
 
 from assistant_conformance.contract import catalogue
-from assistant_conformance.proof import mutants, variants
+from assistant_conformance.proof.connectors import NAMED, connector
 from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT
+from assistant_conformance.reference.connectors import Connector
 
-LOCAL = ("reference", "variant", "mutant", "langgraph")  # kinds the matrix starts itself
 SET_BY_MATRIX = ("--base-url", "--token", "--alt-token", "--report-dir", "--seed", "--examples")
 DEFAULT_JOBS = 2
 DEFAULT_TIMEOUT = 1800.0
@@ -57,17 +57,22 @@ class MatrixTarget:
     options: tuple[str, ...] = ()
     version: str = ""
 
+    def connector(self) -> Connector:
+        """How the column's target is started or reached (proof/connectors.py's table of kinds)."""
+        entry = {
+            "kind": self.kind,
+            "url": self.url,
+            "token_env": self.token_env,
+            "alt_token_env": self.alt_token_env,
+            "version": self.version,
+        }
+        named = {self.kind: self.served} if self.kind in NAMED else {}  # its mutant or variant
+        return connector({**entry, **named})
+
     @property
     def what(self) -> str:
         """What the column is, in words (no credentials: a URL's user part is dropped)."""
-        if self.kind == "url":
-            scheme, _, rest = self.url.partition("://")
-            return f"{scheme}://{rest.rpartition('@')[2]}"
-        if self.kind in ("variant", "mutant"):
-            return f"reference server, {self.kind} {self.served}"
-        if self.kind == "langgraph":
-            return "LangGraph Agent Server (langgraph-cli[inmem]), on loopback"
-        return "reference server, on loopback"
+        return self.connector().what
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,7 @@ def _target(entry: dict[str, Any]) -> MatrixTarget:
         url=entry.get("url", "").rstrip("/"),
         token_env=entry.get("token_env", ""),
         alt_token_env=entry.get("alt_token_env", ""),
-        served=entry.get(kind, "") if kind in ("variant", "mutant") else "",
+        served=entry.get(kind, "") if kind in NAMED else "",
         unsupported=tuple(unsupported),
         options=tuple(entry.get("options", ())),
         version=entry.get("version", ""),
@@ -146,10 +151,7 @@ def _check(plan: Plan, where: str) -> None:
     if unknown:
         raise PlanError(f"{where}: requirements: not in the catalogue: {', '.join(unknown)}")
     for target in plan.targets:
-        known: list[str] = {
-            "variant": list(variants.VARIANTS),
-            "mutant": list(mutants.MUTANTS),
-        }.get(target.kind, [])
+        known = list(NAMED.get(target.kind, {}))
         if target.served and target.served not in known:
             raise PlanError(
                 f"{where}: target {target.name}: no {target.kind} named {target.served!r}; "

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import tempfile
 import time
 from collections.abc import Iterable
@@ -29,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.proof import serve
+from assistant_conformance.proof.connectors import reference_serving
 from assistant_conformance.proof.killreport import (
     MUTANT,
     VARIANT,
@@ -41,11 +40,10 @@ from assistant_conformance.proof.killreport import (
 )
 from assistant_conformance.proof.mutants import MUTANTS, PROPERTY_LAYER, selection
 from assistant_conformance.proof.mutants._base import Bound, Mutant
-from assistant_conformance.proof.suiterun import run_pytest
+from assistant_conformance.proof.suiterun import SuiteOptions, run_suite
 from assistant_conformance.proof.variants import VARIANTS
-from assistant_conformance.reference import embedded
+from assistant_conformance.reference.connectors import ConnectError, Endpoint
 from assistant_conformance.report import pipe
-from assistant_conformance.report.conformance_json import DocumentError, load_document
 from assistant_conformance.report.model import PASS
 from assistant_conformance.report.repeat import Repeats, verdicts_of
 
@@ -114,18 +112,17 @@ def run_case(
     """One server, `runs` suite runs against it in turn (`spread`: with the default workers, else
     in one process); the verdicts of their conformance.json, and those that differed."""
     workdir.mkdir(parents=True, exist_ok=True)
-    tokens = [f"killtable-{secrets.token_hex(12)}" for _ in range(2)]
     started = time.monotonic()
     try:
-        server = serve.start_server(tokens, workdir / "reference.db", extra_args=case.server_args)
-    except embedded.ServerStartError as exc:
+        server = reference_serving(case.kind, case.name).start(workdir)
+    except ConnectError as exc:
         return CaseOutcome(case, {}, time.monotonic() - started, None, f"server: {exc}")
     outcomes: list[CaseOutcome] = []
     try:
         for run in range(1, runs + 1):
             where = workdir / str(run) if runs > 1 else workdir
             where.mkdir(parents=True, exist_ok=True)
-            outcomes.append(one_run(case, where, server.base_url, tokens, timeout, spread))
+            outcomes.append(one_run(case, where, server, timeout, spread))
     finally:
         server.stop()
     outcome = outcomes[0]
@@ -145,50 +142,37 @@ def run_case(
 
 
 def one_run(
-    case: Case, workdir: Path, base_url: str, tokens: list[str], timeout: float, spread: bool
+    case: Case, workdir: Path, server: Endpoint, timeout: float, spread: bool
 ) -> CaseOutcome:
-    """One suite run of `case` against the server at `base_url`, reporting into `workdir`."""
-    report_dir, log_path = workdir / "reports", workdir / "pytest.log"
-    args = [
-        *case.pytest_args,
-        *plugins_off(case.pytest_args, spread),
-        "-q",
-        f"--base-url={base_url}",
-        f"--token={tokens[0]}",
-        f"--alt-token={tokens[1]}",
-        f"--report-dir={report_dir}",
-    ]  # fmt: skip ("=": before the plugin loads, a separate value would read as a test path)
-    status = run_pytest(args, log_path, timeout, DEFAULT_WORKERS if spread else ONE_PROCESS)
-    problem = "" if status is not None else f"the suite run did not end within {timeout:g} s"
-    log_tail = log_path.read_text(errors="replace")[-4000:]
-    report = report_dir / "conformance.json"
+    """One suite run of `case` against `server`, reporting into `workdir`."""
+    options = SuiteOptions(
+        workdir / "reports",
+        (*case.pytest_args, *plugins_off(case.pytest_args, spread)),
+        log=workdir / "pytest.log",
+        timeout=timeout,
+        env=DEFAULT_WORKERS if spread else ONE_PROCESS,
+    )
+    run = run_suite(server, options)
     observed: dict[str, str] = {}
     kept: dict[str, str] = {}
     level, peak = "", None
-    if report.exists() and not problem:
-        try:
-            document = load_document(report)
-        except DocumentError as exc:
-            problem = str(exc)
-        else:
-            verdicts = document.verdicts()
-            observed = {rid: v for rid, v in verdicts.items() if v in BAD}
-            kept = {rid: verdicts.get(rid, "absent") for rid in case.kept}
-            level = document.certification.level
-            peak = document.peak_memory_mib
-    elif not problem:
-        problem = f"no conformance.json (pytest exit {status})"
+    if run.document is not None:
+        verdicts = run.document.verdicts()
+        observed = {rid: v for rid, v in verdicts.items() if v in BAD}
+        kept = {rid: verdicts.get(rid, "absent") for rid in case.kept}
+        level = run.document.certification.level
+        peak = run.document.peak_memory_mib
     return CaseOutcome(
         case,
         observed,
         0.0,
-        status,
-        problem,
-        log_tail,
+        run.returncode,
+        run.problem,
+        run.tail,
         level=level,
         peak_mib=peak,
         kept=kept,
-        report=report,
+        report=run.report_dir / "conformance.json",
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import socket
 import ssl
 import time
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.resources import Ask, preflight_reads
-from assistant_conformance.reference import embedded
+from assistant_conformance.reference.connectors import ConnectError, Endpoint, ReferenceConnector
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http import absent, clients, strictjson
@@ -26,6 +25,12 @@ from assistant_conformance.suite.http.policy import Policy
 EMBEDDED_TOKEN_MS = 5
 
 
+def embedded_reference(principals: int = 2, wait: bool = True) -> ReferenceConnector:
+    """The suite's own target when none is given: the reference, on loopback, with random tokens
+    of `principals` principals (`wait=False`: launched, not waited for; shared_reference.py)."""
+    return ReferenceConnector(EMBEDDED_TOKEN_MS, principals, wait, prefix="embedded")
+
+
 class HarnessError(RuntimeError):
     """The suite cannot run against this target; not a conformance finding. One readable line."""
 
@@ -35,7 +40,7 @@ class Target:
     base_url: str
     token: str
     alt_token: str | None
-    server: embedded.RunningServer | None = None  # set when this process started the reference
+    server: Endpoint | None = None  # set when this process started the reference
     embedded: bool = False  # the suite's own reference (this process's, or the spread run's)
     # The read the pre-flight found answered (method, path, JSON body or None), and the
     # operations it found absent on the way (suite/http/absent.py).
@@ -65,12 +70,11 @@ def open_target(
     elif shared is not None:
         target = Target(*shared, embedded=True)
     else:
-        token, alt = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         try:
-            server = embedded.start([token, alt], workdir / "reference.db", EMBEDDED_TOKEN_MS)
-        except embedded.ServerStartError as exc:
+            server = embedded_reference().start(workdir)
+        except ConnectError as exc:
             raise HarnessError(str(exc)) from None
-        target = Target(server.base_url, token, alt, server, embedded=True)
+        target = Target(server.base_url, server.token, server.alt_token, server, embedded=True)
     redact.register(target.token, "ASSISTANT_API_TOKEN")
     redact.register(target.alt_token, "ASSISTANT_API_ALT_TOKEN")
     try:

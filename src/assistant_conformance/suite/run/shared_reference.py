@@ -9,7 +9,6 @@ process starts its own in the `target` fixture (suite/http/target.py)."""
 
 from __future__ import annotations
 
-import secrets
 import sys
 import tempfile
 from collections.abc import Generator
@@ -18,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from assistant_conformance.reference import embedded
+from assistant_conformance.reference.connectors import ConnectError, Endpoint
 from assistant_conformance.report import redact
-from assistant_conformance.suite.http.target import EMBEDDED_TOKEN_MS
+from assistant_conformance.suite.http.target import embedded_reference
 from assistant_conformance.suite.run.state import run_state
 
-SHARED = pytest.StashKey[tuple[embedded.RunningServer, list[str]]]()  # and tokens not handed out
+SHARED = pytest.StashKey[tuple[Endpoint, list[str]]]()  # and tokens not handed out
 WORKER_INPUT = "embedded_reference"  # (base URL, token, second principal's token)
 
 
@@ -49,11 +48,11 @@ def launch_once(config: pytest.Config) -> None:
         return
     if sys.platform == "win32":  # no socket handed to a child there: each worker starts its own
         return
-    tokens = [secrets.token_urlsafe(24) for _ in range(2 * config.option.numprocesses)]
-    for index, token in enumerate(tokens):
+    connector = embedded_reference(2 * config.option.numprocesses, wait=False)
+    server = connector.start(_folder(config))
+    for index, token in enumerate(server.tokens):
         redact.register(token, "ASSISTANT_API_ALT_TOKEN" if index % 2 else "ASSISTANT_API_TOKEN")
-    server = embedded.launch(tokens, _folder(config) / "reference.db", EMBEDDED_TOKEN_MS)
-    config.stash[SHARED] = (server, tokens)
+    config.stash[SHARED] = (server, list(server.tokens))
 
 
 def _folder(config: pytest.Config) -> Path:
@@ -80,7 +79,7 @@ def check_started(config: pytest.Config) -> None:
         return
     try:
         shared[0].ready()
-    except embedded.ServerStartError as exc:
+    except ConnectError as exc:
         run_state(config).end(str(exc))
 
 
@@ -92,7 +91,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         return (yield)
     finally:
         if (shared := session.config.stash.get(SHARED, None)) is not None:
-            shared[0].process.terminate()
+            shared[0].end_soon()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
