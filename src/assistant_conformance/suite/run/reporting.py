@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assistant_conformance.report import redact, write_all
+from assistant_conformance.report import integrations, redact, write_all
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.model import Gate, Run
 from assistant_conformance.report.terminal import terminal_summary
@@ -58,6 +58,7 @@ class RunReporting:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.started = RunStart(datetime.now(UTC), time.monotonic())
+        integrations.without_argument_containers(session.config)  # allure's listener is there now
         setup = run_setup(session.config)
         settings = setup.settings
         if setup.active and not setup.worker and not settings.sweep:
