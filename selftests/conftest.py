@@ -14,12 +14,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 # (-n), and a worker's start costs more than it gives there. A test of the spread asks for its own.
 os.environ["ASSISTANT_API_CONCURRENCY"] = "1"
 
+import httpcore  # noqa: F401  (see pytest_plugins below)
 import httpx
 import pytest
 
 from assistant_conformance.proof import serve
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
+
+# pytest's own fixture for running pytest in this process (`pytester.runpytest_inprocess`): a
+# self-test of a plugin hook's effect needs no process of its own. Such a run drops the modules it
+# imported when it ends: httpx imports httpcore at its first transport and keeps its exception
+# classes, so httpcore is imported here, once for every run (else a second run's connection
+# error is not httpx's).
+pytest_plugins = ("pytester",)
 
 TOKEN_A = "selftest-token-a"
 TOKEN_B = "selftest-token-b"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault, Deadlines, Overdue
 
 OPERATION = "POST /api/ai/conversations/search"

@@ -8,12 +8,12 @@ import json
 import os
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from assistant_conformance.proof import suiterun
-from assistant_conformance.proof.suiterun import SuiteOptions, SuiteResult
 from assistant_conformance.suite.run.memory import CollectorSchedule
 
 SMOKE_TEST = """
@@ -28,54 +28,69 @@ def test_unauthenticated(anonymous_api):
 """
 
 
+@dataclass
+class SmokeRun:
+    """A run of SMOKE_TEST in this process (pytester): its exit status, output, and seconds."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    elapsed: float
+
+
 def run_suite(
-    tmp_path: Path, *args: str, status: int = 401, env: dict[str, str] | None = None
-) -> SuiteResult:
-    """The smoke test (its SHOULD expecting `status`) run by the plugin from `tmp_path`."""
-    (tmp_path / "test_smoke.py").write_text(SMOKE_TEST.replace("STATUS", str(status)))
-    more = ("-p", "no:cacheprovider", *args)
-    options = SuiteOptions(
-        tmp_path / "reports", more, errors_apart=True, timeout=120, env=env or {}, checkout=tmp_path
-    )
-    return suiterun.run_suite(None, options)
+    pytester: pytest.Pytester, *args: str, status: int = 401, env: dict[str, str] | None = None
+) -> SmokeRun:
+    """The plugin's hooks on a one-test suite, run in this process: its state is on the run's
+    config (suite/run/state.py), so this process's own run and the one started here share
+    nothing."""
+    (pytester.path / "test_smoke.py").write_text(SMOKE_TEST.replace("STATUS", str(status)))
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        started = time.monotonic()
+        run = pytester.runpytest_inprocess(
+            "-q", "-p", "no:cacheprovider", "--report-dir", str(pytester.path / "reports"), *args
+        )
+    return SmokeRun(int(run.ret), str(run.stdout), str(run.stderr), time.monotonic() - started)
 
 
-def verdicts(tmp_path: Path) -> dict[str, str]:
-    report = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+def verdicts(folder: Path) -> dict[str, str]:
+    report = json.loads((folder / "reports" / "conformance.json").read_text())
     return {r["id"]: r["verdict"] for r in report["requirements"]}
 
 
-def test_embedded_reference_passes(tmp_path):
-    run = run_suite(tmp_path)
+def test_embedded_reference_passes(pytester):
+    run = run_suite(pytester)
     assert run.returncode == 0, run.stdout
-    assert verdicts(tmp_path)["AUTH-401"] == "pass"
+    assert verdicts(pytester.path)["AUTH-401"] == "pass"
 
 
-def test_failed_should_is_a_warning(tmp_path):
-    run = run_suite(tmp_path, status=403)
+def test_failed_should_is_a_warning(pytester):
+    run = run_suite(pytester, status=403)
     assert run.returncode == 0, run.stdout
-    assert verdicts(tmp_path)["AUTH-401"] == "warn"
+    assert verdicts(pytester.path)["AUTH-401"] == "warn"
     assert "Expected: HTTP 403" in run.stdout
 
 
-def test_failed_should_fails_under_strict(tmp_path):
-    run = run_suite(tmp_path, "--strict-conformance", status=403)
+def test_failed_should_fails_under_strict(pytester):
+    run = run_suite(pytester, "--strict-conformance", status=403)
     assert run.returncode == 1
-    assert verdicts(tmp_path)["AUTH-401"] == "fail"
+    assert verdicts(pytester.path)["AUTH-401"] == "fail"
 
 
-def test_unreachable_target_is_one_line_harness_error(tmp_path):
-    run = run_suite(tmp_path, "--base-url", "http://127.0.0.1:9", "--token", "some-secret-token")
+def test_unreachable_target_is_one_line_harness_error(pytester):
+    run = run_suite(pytester, "--base-url", "http://127.0.0.1:9", "--token", "some-secret-token")
     assert run.returncode == 3
     assert "harness error: cannot reach target http://127.0.0.1:9" in run.stdout + run.stderr
     assert "some-secret-token" not in run.stdout + run.stderr
     # Refused at once: bounded by start-up, not by timeouts (generous for a loaded machine).
-    assert run.seconds < 45
+    assert run.elapsed < 45
 
 
-def test_rejected_token_is_one_line_harness_error(tmp_path, reference_server):
+def test_rejected_token_is_one_line_harness_error(pytester, reference_server):
     run = run_suite(
-        tmp_path, "--base-url", reference_server.base_url, "--token", "wrong-token-1234"
+        pytester, "--base-url", reference_server.base_url, "--token", "wrong-token-1234"
     )
     assert run.returncode == 3
     assert "rejects the token (HTTP 401)" in run.stdout + run.stderr
@@ -90,29 +105,29 @@ def test_rejected_token_is_one_line_harness_error(tmp_path, reference_server):
         (["--examples", "many"], "--examples expects int, got 'many'"),
     ],
 )
-def test_bad_option_is_a_usage_error(tmp_path, args, message):
-    run = run_suite(tmp_path, *args)
+def test_bad_option_is_a_usage_error(pytester, args, message):
+    run = run_suite(pytester, *args)
     assert run.returncode == 4
     assert message in run.stderr
 
 
-def test_environment_supplies_options(tmp_path, reference_server):
+def test_environment_supplies_options(pytester, reference_server):
     env = {
         "ASSISTANT_API_BASE_URL": reference_server.base_url,
         "ASSISTANT_API_TOKEN": "selftest-token-a",
     }
-    run = run_suite(tmp_path, env=env)
+    run = run_suite(pytester, env=env)
     assert run.returncode == 0, run.stdout
-    report = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    report = json.loads((pytester.path / "reports" / "conformance.json").read_text())
     assert report["target"] == reference_server.base_url
 
 
-def test_command_line_wins_over_environment(tmp_path, reference_server):
+def test_command_line_wins_over_environment(pytester, reference_server):
     env = {
         "ASSISTANT_API_BASE_URL": "http://127.0.0.1:9",
         "ASSISTANT_API_TOKEN": "selftest-token-a",
     }
-    run = run_suite(tmp_path, "--base-url", reference_server.base_url, env=env)
+    run = run_suite(pytester, "--base-url", reference_server.base_url, env=env)
     assert run.returncode == 0, run.stdout
 
 

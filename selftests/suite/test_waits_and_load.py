@@ -16,7 +16,7 @@ import pytest
 from conftest import TOKEN_A
 
 from assistant_conformance.reference import embedded
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.flows import Waits, poll
 from assistant_conformance.suite.http import clients, observe, running, trail
 from assistant_conformance.suite.http.exchange import Exchange

@@ -5,10 +5,8 @@ the first example, not a failure it shrinks) and inside schemathesis' test (not 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+
+import pytest
 
 CHECKS = """
 import pytest
@@ -73,16 +71,16 @@ def pytest_runtest_logreport(report):
 """
 
 
-def test_not_judged_is_a_skip_with_its_reason_and_place(tmp_path: Path) -> None:
+def test_not_judged_is_a_skip_with_its_reason_and_place(pytester: pytest.Pytester) -> None:
+    """Run in this process (pytester): the plugin's hooks are what is checked."""
+    tmp_path = pytester.path
     (tmp_path / "test_checks.py").write_text(CHECKS)
     (tmp_path / "conftest.py").write_text(SEEN)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_checks.py"]
-    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=240,
-                         env={**os.environ, "ASSISTANT_API_CONCURRENCY": "1"})  # fmt: skip
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider", "test_checks.py")
+    assert run.ret == 0, str(run.stdout)[-3000:] + str(run.stderr)[-3000:]
     lines = (tmp_path / "test_checks.py").read_text().splitlines()
-    line = {w: next(i for i, t in enumerate(lines, 1) if t.endswith(f"# {w}")) for w in
-            ("BLOCKED", "FIRST", "SECOND", "GENERATED", "OPERATION")}  # fmt: skip
+    marked = ("BLOCKED", "FIRST", "SECOND", "GENERATED", "OPERATION")
+    line = {w: next(i for i, t in enumerate(lines, 1) if t.endswith(f"# {w}")) for w in marked}
     seen = {
         name: (when, outcome, tuple(longrepr), said, reason)
         for name, when, outcome, longrepr, said, reason in map(

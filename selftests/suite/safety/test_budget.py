@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http import running
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.budget import (

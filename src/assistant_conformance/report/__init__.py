@@ -4,9 +4,10 @@ Run, through one redacted dict (document.to_dict: conformance.json's typed model
 conformance_json.py, dumped), and render it: conformance.json, conformance.md,
 conformance.html, badge.json (a shields.io endpoint) and the terminal summary (terminal.py, a
 run's); JUnit XML and Allure come from pytest and allure-pytest, labelled here (integrations.py).
-Nothing here imports the suite, the reference or the proof, and only the pytest writers
-(terminal.py, integrations.py, allure_listener.py) import pytest: an audit writes its reports
-without it."""
+Nothing here imports the suite, the reference or the proof, and only pytest's own writers
+(integrations.py: JUnit's and Allure's labels; allure_listener.py) load pytest: the terminal
+summary writes to anything with pytest's terminal's `section` and `write_line`, and an audit
+writes its reports without pytest."""
 
 from __future__ import annotations
 

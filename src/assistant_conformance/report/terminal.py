@@ -4,9 +4,7 @@ failing requirement with its statement, expected and actual, and one way to repr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import Any, Protocol
 
 from assistant_conformance.report.document import (
     absent_line,
@@ -23,11 +21,19 @@ COLOUR = {"fail": "red", "error": "red", "warn": "yellow", "known": "purple", "p
 ORDER = ("fail", "error", "warn", "known")
 
 
-def terminal_summary(tr: pytest.TerminalReporter, run: Run, report_dir: Path) -> None:
+class Terminal(Protocol):
+    """What the summary writes to: pytest's terminal reporter, or anything that writes alike."""
+
+    def section(self, title: str, sep: str = ..., **markup: bool) -> None: ...
+
+    def write_line(self, line: str | bytes, **markup: bool) -> None: ...
+
+
+def terminal_summary(tr: Terminal, run: Run, report_dir: Path) -> None:
     to_terminal(tr, to_dict(run), report_dir)
 
 
-def to_terminal(tr: pytest.TerminalReporter, doc: dict[str, Any], report_dir: Path) -> None:
+def to_terminal(tr: Terminal, doc: dict[str, Any], report_dir: Path) -> None:
     tr.section("conformance")
     width = max(len(s["title"]) for s in doc["sections"]) + 2
     for section in doc["sections"]:
@@ -85,7 +91,7 @@ def rerun_command(doc: dict[str, Any]) -> str:
     return " ".join(["pytest", "--lf", *words])
 
 
-def _requirement(tr: pytest.TerminalReporter, r: dict[str, Any], doc: dict[str, Any]) -> None:
+def _requirement(tr: Terminal, r: dict[str, Any], doc: dict[str, Any]) -> None:
     verdict = r["verdict"]
     tr.write_line(
         f"  {MARK[verdict]} {r['id']}  {r['level']} {verdict}  ({r['source']})",
@@ -113,7 +119,7 @@ def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _baseline(tr: pytest.TerminalReporter, doc: dict[str, Any]) -> None:
+def _baseline(tr: Terminal, doc: dict[str, Any]) -> None:
     entries = doc["baseline"]["entries"]
     if not entries:
         return

@@ -14,38 +14,41 @@ import requests
 
 from assistant_conformance.contract.resources import capability_probes, write_probed
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.flows import Waits
 from assistant_conformance.suite.flows.agent import Agent, agent_record, runs_started
 from assistant_conformance.suite.flows.control import resolve_agent
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, open_target
-from assistant_conformance.suite.run import capabilities, shared_reference
-from assistant_conformance.suite.run.state import run_state
+from assistant_conformance.suite.run import capabilities, shared_reference, stats
+from assistant_conformance.suite.run.state import (
+    harness_stop,
+    measurements,
+    run_setup,
+    target_found,
+)
 from assistant_conformance.suite.safety.ledger import ALT, ANONYMOUS, MAIN, Ledger
 from assistant_conformance.suite.safety.session import SafetySession
 
-WAITS_FILE = "waits.json"  # the polls that waited out their bound (config/shared.py)
+WAITS_FILE = "waits.json"  # the polls that waited out their bound (config/run_folder.py)
 
 
 @pytest.fixture(scope="session")
 def suite_settings(pytestconfig: pytest.Config) -> SuiteSettings:
-    return run_state(pytestconfig).settings
+    return run_setup(pytestconfig).settings
 
 
 @pytest.fixture(scope="session")
 def policy(pytestconfig: pytest.Config) -> Policy:
     """The run's transport policy (suite/http/policy.py): every client of the target is made from
     it by suite/http/clients.py, so every answer is read through the door's bounds."""
-    return run_state(pytestconfig).policy
+    return run_setup(pytestconfig).policy
 
 
 @pytest.fixture(scope="session")
 def waits(pytestconfig: pytest.Config) -> Waits:
     """The polls that waited their whole bound in this run, every process's (flows.Waits)."""
-    shared = run_state(pytestconfig).shared
-    return Waits(SharedCounts(shared / WAITS_FILE if shared else None))
+    return Waits(run_setup(pytestconfig).counts_folder.counts(WAITS_FILE))
 
 
 @pytest.fixture(scope="session")
@@ -59,10 +62,9 @@ def target(
         workdir, shared = tmp_path_factory.mktemp("target"), shared_reference.given(pytestconfig)
         opened = open_target(suite_settings, workdir, policy, shared)
     except HarnessError as exc:
-        run_state(pytestconfig).end(str(exc))
-    state = run_state(pytestconfig)
-    state.lacking = opened.lacking
-    state.add("absent", *(a.as_dict() for a in opened.lacking))
+        harness_stop(pytestconfig).end(str(exc))
+    target_found(pytestconfig).lacking = opened.lacking
+    measurements(pytestconfig).add(stats.ABSENT, *(a.as_dict() for a in opened.lacking))
     yield opened
     opened.stop()
 
@@ -72,9 +74,9 @@ def run_safety(
     pytestconfig: pytest.Config, suite_settings: SuiteSettings, target: Target, policy: Policy
 ) -> Iterator[SafetySession]:
     """The run's guard and ledger; at the end, removes what the run created (or keeps it)."""
-    state = run_state(pytestconfig)
-    safety = SafetySession.open(suite_settings, target, policy, state.shared)
-    state.safety = safety
+    shared = run_setup(pytestconfig).counts_folder
+    safety = SafetySession.open(suite_settings, target, policy, shared)
+    target_found(pytestconfig).safety = safety
     yield safety
     safety.finish(target, keep=suite_settings.no_cleanup)
 
@@ -133,7 +135,7 @@ def capability_groups(
     """Optional groups: declared unsupported, or probed at the first test of each here. Only
     the groups a test needs, where it runs: a probe may make what nothing removes (a chat-kit
     session), which that group's checks, on the same worker, then use rather than make more."""
-    found = run_state(pytestconfig).capabilities
+    found = target_found(pytestconfig).capabilities
     skip = suite_settings.unsupported
     if suite_settings.read_only:  # these probes send writes: their groups stay unprobed
         writes = tuple(g for g in write_probed() if g not in skip)
@@ -170,7 +172,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def capability_gate(request: pytest.FixtureRequest) -> None:
     """Skip a test that checks a requirement of a group the target does not implement."""
     groups = capabilities.groups_of(request.node)
-    found = run_state(request.config).capabilities
+    found = target_found(request.config).capabilities
     if not all(g in found for g in groups):
         found = request.getfixturevalue("capability_groups")(groups)
     for group in groups:
@@ -198,6 +200,6 @@ def agent(
         timeout=suite_settings.process_timeout,
     )
     yield found
-    state = run_state(pytestconfig)
-    state.add("agent", agent_record(found))
-    state.add("runs", *[asdict(c) for c in runs_started(api, ledger)])
+    measured = measurements(pytestconfig)
+    measured.add(stats.AGENT, agent_record(found))
+    measured.add(stats.RUNS_STARTED, *[asdict(c) for c in runs_started(api, ledger)])

@@ -5,7 +5,8 @@
 - argv.py: any plugin's option whose value is written with a space, attached for the workers;
 - shards.py: `--shard I/N`, the tests' share by the durations that ship with the suite
   (durations.json);
-- shared.py: counts the processes of one run share while it runs (a file under a lock).
+- run_folder.py: the one way the processes of a run share data: its folder, counts read and
+  changed under a lock while it runs, each process's measurements gathered at its end.
 
 May import: nothing of the suite.
 """

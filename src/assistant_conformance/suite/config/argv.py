@@ -11,7 +11,7 @@ current folder. Two moments meet it:
   another program), it stops with one line saying how to write the option;
 - pytest-xdist's workers: each is given the command as it was written, after the run made its
   folders (allure's results, the report folder), which now exist: the workers are given the
-  command with every separate value attached instead (`pytest_configure`).
+  command with every separate value attached instead (`attach_values`, called at configure).
 Which words are an option's separate value is asked of pytest's own parser, with every plugin's
 options, not of a list of names. `assistant-conformance run` always writes them attached.
 """
@@ -74,13 +74,14 @@ def mistaken(argv: list[str], indexes: list[int]) -> list[str]:
     return [f"{argv[i]} {argv[i + 1]}" for i in indexes if Path(argv[i + 1]).exists()]
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+def root_the_run(early_config: pytest.Config, args: list[str]) -> None:
+    """Before pytest loads the initial conftests (the plugin's hook): a command whose separate
+    value pytest took for a test path runs again with it attached, or stops in one line."""
     worker = "PYTEST_XDIST_WORKER" in os.environ and not sys.argv[1:]  # (its argv is ["-c"])
     if worker:  # a worker's command was attached by its controller
         return
     found = mistaken(args, separate(args, early_config._parser))
-    if not found:  # pytest rooted the run right (the workers: pytest_configure)
+    if not found:  # pytest rooted the run right (the workers: attach_values)
         return
     command = sys.argv[1:]
     if command and args[-len(command) :] == command:  # the pytest command: again, as pytest reads
@@ -96,10 +97,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     )
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config: pytest.Config) -> None:
+def attach_values(config: pytest.Config) -> None:
     """pytest-xdist gives each worker the command as invoked: every separate value attached, so
-    that a folder the run has made since is not read as a test path there."""
+    that a folder the run has made since is not read as a test path there (called at the
+    plugin's configure, before pytest-xdist's)."""
     given = list(config.invocation_params.args)
     if indexes := separate(given, config._parser):
         config.invocation_params = dataclasses.replace(

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import Operation
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.charges import SHAPE
@@ -96,7 +96,7 @@ def is_client_error(response: httpx.Response) -> bool:
 @dataclass
 class Waits:
     """The polling loops that waited their whole bound in this run, by what they waited for (a
-    check's kind), shared by every process of the run (config/shared.py): a loop of a kind that
+    check's kind), shared by every process of the run (config/run_folder.py): a loop of a kind that
     waited out its bound once reads once and, where the check does not hold, is not judged with
     that reason, instead of waiting the bound again in every test that needs it."""
 

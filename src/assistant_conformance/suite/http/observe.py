@@ -50,7 +50,7 @@ from typing import Any
 from unittest import SkipTest
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http.exchange import Exchange
 
 LATE_TIMES = 2  # deadlines one operation may cost a run

@@ -18,7 +18,7 @@ reads its answers through the door (door.py: deadline, size cap, completeness):
 - an operation that ran past its deadline twice is not asked again in the run (Overdue: its
   remaining checks are not judged): a target that hangs or drips costs two deadlines per
   operation, not one per test. Counted for the whole run, its pytest-xdist workers included
-  (config/shared.py); the deadline itself follows what the run measured (observe.Deadlines);
+  (config/run_folder.py); the deadline itself follows what the run measured (observe.Deadlines);
 - the suite's own runs in flight on the target, across workers, are bounded (running.py).
 """
 
@@ -31,7 +31,6 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,8 +39,8 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from assistant_conformance.report import redact
+from assistant_conformance.suite.config.run_folder import RunFolder, SharedCounts
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import door, door_requests, observe, running
 from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines, NotJudged
 from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
@@ -103,9 +102,10 @@ class Policy:
     _tls: ssl.SSLContext | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, settings: SuiteSettings, share: int = 1, shared: Path | None = None) -> Policy:
+    def of(cls, settings: SuiteSettings, share: int = 1, shared: RunFolder | None = None) -> Policy:
         """The run's policy, from its settings; `share`: the pytest-xdist workers the rate limit
         is shared by; `shared`: the folder where the run's processes share their counts."""
+        shared = shared or RunFolder()
         return cls(
             headers=dict(settings.header),
             ca_bundle=str(settings.ca_bundle) if settings.ca_bundle else None,
@@ -115,12 +115,12 @@ class Policy:
             deadline=settings.request_timeout,
             cap=settings.max_response_size,
             late=Deadlines(
-                SharedCounts(shared / LATE_FILE if shared else None),
+                shared.counts(LATE_FILE),
                 run_wait=settings.process_timeout,
                 run_waits=frozenset({RUN_WAIT}),
             ),
             runs=RunLoad(
-                SharedCounts(shared / running.LOAD_FILE if shared else None),
+                shared.counts(running.LOAD_FILE),
                 follow_for=settings.process_timeout,
             ),
         )

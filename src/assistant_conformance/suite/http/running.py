@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http import observe
 from assistant_conformance.suite.http.observe import (
     MISSED,
@@ -164,7 +164,7 @@ Read = Callable[[str, Mapping[str, str]], tuple[int, Any]]
 
 @dataclass
 class RunLoad:
-    """The suite's runs in flight on its target, counted by every process (config/shared.py) and
+    """The suite's runs in flight on its target, counted by every process (config/run_folder.py) and
     bounded (a run queue is not endless; a wait behind the suite's runs answers when they have
     run). A request that makes a run takes a place, waiting while RUNS_AT_ONCE are out (at most
     RUN_PLACE_WAIT s, then counted over the bound), and gives it back once its run is known to

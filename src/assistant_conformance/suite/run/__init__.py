@@ -1,8 +1,12 @@
 """The run room: what one run keeps and measures, from its start to its reports.
 
-- state.py: the run's typed state on pytest's stash (and the running test's record's key);
+- state.py: the run's state on pytest's stash, a typed key per concern (its setup, what it found
+  of the target, a harness error's stop, what it measured, the running test's record);
+- recording.py: each test from its set-up to its report's verdict (a plugin object);
+- reporting.py: the run's end, its result and reports (a plugin object), and --sweep;
 - results.py: the run's result at its end, results.json, and a merge of shards;
-- identity.py: what identifies a run (suite and spec hashes, options); stats.py: what it measured;
+- identity.py: what identifies a run (suite and spec hashes, options); stats.py: what it measured
+  (the typed keys of its measurements) summed up;
 - concurrency.py: the spread over pytest-xdist workers; shared_reference.py: its one embedded
   reference;
 - capabilities.py: optional capability groups, declared or probed;

@@ -5,8 +5,11 @@ to overlap, and the same cores serve both); against a target off this machine (o
 answers: the pre-flight's read is timed (`target.round_trip`) and the count follows from it
 (`from_round_trip`), between REMOTE_CONCURRENCY and REMOTE_MOST. Each test's generated cases come
 from --seed and the test's name, so the verdicts do not depend on which worker ran it; reports,
-the ledger and measurements merge on the controller (suite/run/state.py). A run given --shard I/N
-keeps its share of the tests (the share itself: suite/config/shards.py)."""
+the ledger and measurements merge on the controller (suite/run/reporting.py). A run given
+--shard I/N keeps its share of the tests (the share itself: suite/config/shards.py).
+
+How many workers is asked of pytest-xdist before configure (`ask_workers`, from the plugin's
+`pytest_cmdline_main`); the rest is the plugin object `Dealing`, registered at configure."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from assistant_conformance.suite.config.shards import duration_key, durations, s
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
 from assistant_conformance.suite.run import capabilities
-from assistant_conformance.suite.run.state import run_state
+from assistant_conformance.suite.run.state import harness_stop, run_setup
 
 # Client CPU seconds per request of a run in one process (sending, reading, judging, generating):
 # bench/run.py measures it ("client CPU per request"), about 3 ms on a 2-core machine.
@@ -47,21 +50,6 @@ UNUSABLE_KEY = pytest.StashKey[str]()
 # marked AFTER_PROBE after that worker's property tests (they wait on what the probe made).
 STAYING_GROUPS = ("chatkit",)
 AFTER_PROBE = "after_probe"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", f"{AFTER_PROBE}: waits on what its group's probe made: run it some tests later"
-    )
-
-
-# A wrapper: before pytest-xdist's own reads -n, whichever plugin loaded first (its hook is
-# tryfirst too, and of two such the later loaded runs first: with the package also on PYTHONPATH
-# xdist's came first and the run was not spread).
-@pytest.hookimpl(wrapper=True)
-def pytest_cmdline_main(config: pytest.Config) -> Generator[None, int | None, int | None]:
-    ask_workers(config)
-    return (yield)
 
 
 def ask_workers(config: pytest.Config) -> None:
@@ -88,17 +76,45 @@ def ask_workers(config: pytest.Config) -> None:
             config.option.dist = "worksteal"  # the long tests (state machines, runs) end apart
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+class Dealing:
+    """The tests dealt to the workers (and to a shard), the target's pre-flight asked once for
+    them all, the workers said in the header. A plugin object."""
+
+    @pytest.hookimpl(wrapper=True)  # its part once every other is done (pytest's selection)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        selected = yield
+        deal(config, items)
+        return selected
+
+    @pytest.hookimpl(wrapper=True)  # registered after the reference's launch: around it
+    def pytest_sessionstart(self, session: pytest.Session) -> Generator[None, None, None]:
+        if (reason := session.config.stash.get(UNUSABLE_KEY, None)) is not None:
+            harness_stop(session.config).end(reason)
+        started = yield
+        if run_setup(session.config).controller:
+            ask_once(session.config)
+        return started
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        seconds = config.stash.get(ROUND_TRIP_KEY, None)
+        if seconds is None:
+            return []
+        count = getattr(config.option, "numprocesses", None) or 1
+        return [f"workers: {count}, for a round trip of {seconds * 1000:.0f} ms (the pre-flight's)"]
+
+
+def deal(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In a pytest-xdist worker (every worker orders alike): the order its scheduler deals. Then,
     given --shard I/N, after every other selection (-k, -m, paths): only the shard's share of the
     tests runs; the others are deselected (counted as such by pytest)."""
-    state = run_state(config)
+    setup = run_setup(config)
     worker = getattr(config, "workerinput", None)
     if worker is not None:
-        items[:] = dealt(items, int(worker.get("workercount", 1)), state.settings.examples)
-    if state.active and (shard := state.settings.shard) is not None:
-        mine = shards.share([item.nodeid for item in items], shard, state.settings.examples)
+        items[:] = dealt(items, int(worker.get("workercount", 1)), setup.settings.examples)
+    if setup.active and (shard := setup.settings.shard) is not None:
+        mine = shards.share([item.nodeid for item in items], shard, setup.settings.examples)
         config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in mine])
         items[:] = [item for item in items if item.nodeid in mine]
 
@@ -187,37 +203,19 @@ def from_round_trip(seconds: float, cores: int) -> int:
     return max(REMOTE_CONCURRENCY, min(REMOTE_MOST, wanted))
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
-    state = run_state(session.config)
-    if (reason := session.config.stash.get(UNUSABLE_KEY, None)) is not None:
-        state.end(reason)
-    started = yield
-    if state.controller:
-        ask_once(session.config)
-    return started
-
-
 def ask_once(config: pytest.Config) -> None:
     """Each worker would meet a target it cannot use on its own: the controller asks once (unless
     counting the workers asked already), and a target it cannot use ends the run in one line."""
-    settings = run_state(config).settings
+    setup = run_setup(config)
+    settings = setup.settings
     if not (settings.base_url and settings.token) or settings.sweep:
         return
     if ROUND_TRIP_KEY in config.stash:
         return
     try:
-        preflight(remote(settings), run_state(config).policy)
+        preflight(remote(settings), setup.policy)
     except HarnessError as exc:
-        run_state(config).end(str(exc))
-
-
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    seconds = config.stash.get(ROUND_TRIP_KEY, None)
-    if seconds is None:
-        return []
-    count = getattr(config.option, "numprocesses", None) or 1
-    return [f"workers: {count}, for a round trip of {seconds * 1000:.0f} ms (the pre-flight's)"]
+        harness_stop(config).end(str(exc))
 
 
 def is_loopback(base_url: str) -> bool:

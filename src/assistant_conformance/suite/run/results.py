@@ -30,14 +30,15 @@ from assistant_conformance.report.model import (
     TestResult,
 )
 from assistant_conformance.report.verdicts import build
+from assistant_conformance.suite.config.run_folder import Measurements
 from assistant_conformance.suite.evidence import har
 from assistant_conformance.suite.http import absent
 from assistant_conformance.suite.run import identity, stats
+from assistant_conformance.suite.run.state import COLLECTED, RunStart, run_setup, target_found
 from assistant_conformance.suite.safety import removal
 
 if TYPE_CHECKING:
     from assistant_conformance.suite.config.settings import SuiteSettings
-    from assistant_conformance.suite.run.state import RunState
 
 RESULTS = "results.json"
 RESULTS_FORMAT = "assistant-conformance-results/1"
@@ -49,40 +50,40 @@ class ShardMergeError(ValueError):
     """Shards that cannot be merged; the message is one line."""
 
 
-def of_run(config: pytest.Config, state: RunState, measured: dict[str, Any]) -> Run:
+def of_run(config: pytest.Config, started: RunStart, measured: Measurements) -> Run:
     """This run's verdicts, from its tests' records and what its processes measured."""
-    settings = state.settings
-    assert state.started is not None
+    setup, found, collector = run_setup(config), target_found(config), config.stash[COLLECTED]
+    settings = setup.settings
     return build(
         catalogue.load(),
-        state.collector.results,
+        collector.results,
         info={
-            **identity.run_info(settings, state.started, time.monotonic() - state.clock),
-            "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
-            "transport": stats.transport_summary(state.policy, measured),
+            **identity.run_info(settings, started.at, time.monotonic() - started.clock),
+            "runs": stats.runs_summary(measured),
+            "transport": stats.transport_summary(setup.policy, measured),
             "workers": int(getattr(config.option, "numprocesses", None) or 1),
             "invocation": "assistant-conformance run"
             if config.inipath == files.pytest_ini()
             else "pytest",
             **(
-                {"cleanup": removal.cleanup_summary(found)}
-                if (found := measured.get("cleanup"))
+                {"cleanup": removal.cleanup_summary(done)}
+                if (done := measured.get(stats.CLEANUP))
                 else {}
             ),
-            "absent_operations": lacking(measured, state.capabilities),
+            "absent_operations": lacking(measured, found.capabilities),
         },
-        capabilities=state.capabilities,
-        baseline=state.baseline,
+        capabilities=found.capabilities,
+        baseline=setup.baseline,
         baseline_file=str(settings.baseline or ""),
-        unattributed=state.collector.unattributed,
+        unattributed=collector.unattributed,
     )
 
 
-def lacking(measured: dict[str, Any], groups: dict[str, GroupStatus]) -> list[dict[str, str]]:
+def lacking(measured: Measurements, groups: dict[str, GroupStatus]) -> list[dict[str, str]]:
     """The operations found absent (suite/http/absent.py), but those of a group unsupported
     whole."""
     unsupported = {g for g, s in groups.items() if s.status == UNSUPPORTED_GROUP}
-    return absent.absent_summary(measured.get("absent", []), unsupported)
+    return absent.absent_summary(measured.get(stats.ABSENT), unsupported)
 
 
 def save_results(kept: dict[str, Any], settings: SuiteSettings) -> None:
@@ -91,9 +92,7 @@ def save_results(kept: dict[str, Any], settings: SuiteSettings) -> None:
     (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
 
 
-def kept(
-    run: Run, tests: list[TestResult], measured: dict[str, Any], ended: bool
-) -> dict[str, Any]:
+def kept(run: Run, tests: list[TestResult], measured: Measurements, ended: bool) -> dict[str, Any]:
     """What a run keeps for a merge: its identity, its tests' records and what it measured."""
     options = run.info["options"]
     return {
@@ -106,7 +105,7 @@ def kept(
         },
         "info": run.info,
         "tests": [asdict(t) for t in tests],
-        "measured": measured,
+        "measured": measured.as_dict(),
         "capabilities": {g: asdict(s) for g, s in run.capabilities.items()},
         "baseline": {
             b.requirement: {"reason": b.reason, "expires": b.expires} for b in run.baseline
@@ -119,10 +118,9 @@ def merge(folders: list[Path], out: Path) -> Run:
     parts = [_load(folder) for folder in folders]
     _check(parts, folders)
     tests = [_test(t) for part in parts for t in part["tests"]]
-    measured: dict[str, list[Any]] = {}
+    measured = Measurements()
     for part in parts:
-        for name, items in part["measured"].items():
-            measured.setdefault(name, []).extend(items)
+        measured = measured.joined(part["measured"])
     first = parts[0]
     run = build(
         catalogue.load(),
@@ -206,7 +204,7 @@ def _capabilities(parts: list[dict[str, Any]]) -> dict[str, GroupStatus]:
     return merged
 
 
-def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path) -> dict[str, Any]:
+def _info(parts: list[dict[str, Any]], measured: Measurements, out: Path) -> dict[str, Any]:
     infos = [p["info"] for p in parts]
     return {
         **infos[0],
@@ -214,15 +212,15 @@ def _info(parts: list[dict[str, Any]], measured: dict[str, list[Any]], out: Path
         "duration_seconds": max(i["duration_seconds"] for i in infos),
         "peak_memory_mib": max(i["peak_memory_mib"] for i in infos),
         "options": {**infos[0]["options"], "report_dir": str(out)},
-        "runs": stats.runs_summary(measured.get("agent", []), measured.get("runs", [])),
+        "runs": stats.runs_summary(measured),
         "transport": {**infos[0]["transport"], **stats.transport_counts(measured)},
         "workers": sum(i["workers"] for i in infos),
         "invocation": "assistant-conformance merge",
         "shards": len(parts),
         "absent_operations": lacking(measured, _capabilities(parts)),
         **(
-            {"cleanup": removal.cleanup_summary(found)}
-            if (found := measured.get("cleanup"))
+            {"cleanup": removal.cleanup_summary(done)}
+            if (done := measured.get(stats.CLEANUP))
             else {}
         ),
     }

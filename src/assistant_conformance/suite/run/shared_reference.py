@@ -20,7 +20,7 @@ import pytest
 from assistant_conformance.reference.connectors import ConnectError, Endpoint
 from assistant_conformance.report import redact
 from assistant_conformance.suite.http.target import embedded_reference
-from assistant_conformance.suite.run.state import run_state
+from assistant_conformance.suite.run.state import harness_stop, run_setup
 
 SHARED = pytest.StashKey[tuple[Endpoint, list[str]]]()  # and tokens not handed out
 WORKER_INPUT = "embedded_reference"  # (base URL, token, second principal's token)
@@ -42,9 +42,9 @@ def pytest_sessionstart(session: pytest.Session) -> Generator[None, None, None]:
 
 def launch_once(config: pytest.Config) -> None:
     """The controller of a spread run against no given target launches the run's reference."""
-    state = run_state(config)
-    settings = state.settings
-    if not state.controller or not state.active or settings.base_url or settings.sweep:
+    setup = run_setup(config)
+    settings = setup.settings
+    if not setup.controller or not setup.active or settings.base_url or settings.sweep:
         return
     if sys.platform == "win32":  # no socket handed to a child there: each worker starts its own
         return
@@ -80,7 +80,7 @@ def check_started(config: pytest.Config) -> None:
     try:
         shared[0].ready()
     except ConnectError as exc:
-        run_state(config).end(str(exc))
+        harness_stop(config).end(str(exc))
 
 
 # Once every worker said it finished (their session's ends, clean-up included, are behind them):

@@ -1,105 +1,131 @@
-"""The state of one run, typed: what the plugin and the fixtures share, kept on the pytest config
-stash under RUN (the running test's record on its item, under RECORD), so that two runs in one
-process share nothing.
+"""The state of one run, a typed stash key per concern (on pytest's config stash, so that two runs
+in one process share nothing):
 
-Beside the verdicts a run measures things (the runs it started and what they cost, requests
-throttled or sent again, the clean-up): each process adds records under a name, a pytest-xdist
-worker writes its records to the report directory as its session ends, and the controller
-merges them for the report.
+- SETUP, `RunSetup`: what configure decided (settings, policy, the run's secrets and baseline,
+  which process this is, the folder its processes share): the same to the run's end;
+- FOUND, `TargetFound`: what the run found of its target (capability groups, operations absent)
+  and its safety session, once the fixtures opened them;
+- STOP, `HarnessStop`: whether a harness error stopped the run, and the plugin object that skips
+  and ends what follows it;
+- MEASURED, `Measurements`: what this process measured beside verdicts (config/run_folder.py:
+  gathered from every process by the controller; the keys are in run/stats.py);
+- COLLECTED, the run's results as reports arrive (judging/outcomes.py's `Collector`);
+- RECORD_KEY, on an item's stash: the running test's record.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.exits import Exit
-from assistant_conformance.report.model import GroupStatus, Run
+from assistant_conformance.report.model import GroupStatus
+from assistant_conformance.suite.config.run_folder import Measurements, RunFolder
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.http import trail
 from assistant_conformance.suite.http.absent import Absence
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.judging.findings import TestRecord
 from assistant_conformance.suite.judging.outcomes import Collector
 from assistant_conformance.suite.safety.session import SafetySession
-from assistant_conformance.suite.safety.sweep import SweepOutcome
 
 SESSION = "assistant_conformance_session"  # xdist workerinput key: the controller's session token
 
 
-@dataclass
-class RunState:
+@dataclass(frozen=True)
+class RunSetup:
+    """What configure decided for the run, in each of its processes."""
+
     settings: SuiteSettings
     policy: Policy
     secrets: redact.Secrets
     baseline: dict[str, BaselineEntry]
-    capabilities: dict[str, GroupStatus]
-    collector: Collector
     worker: bool  # a pytest-xdist worker: its controller ends the run and writes the reports
     active: bool  # the run collects the suite's checks (not e.g. selftests beside them)
-    session: str = field(default_factory=lambda: secrets.token_hex(6))  # joins workers' records
-    shared: Path | None = None  # where the run's processes share counts (config/shared.py)
-    controller: bool = False  # pytest-xdist's, of a run spread over workers: runs no test itself
-    measured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    started: datetime | None = None
-    clock: float = 0.0
-    stopped: str = ""  # why the run was stopped early (a harness error)
-    safety: SafetySession | None = None
-    sweep: SweepOutcome | None = None
-    lacking: list[Absence] = field(default_factory=list)  # operations the pre-flight found absent
-    result: Run | None = None
-    origins: list[trail.Entry] = field(
-        default_factory=list
-    )  # fixtures' exchanges (a finding's start)
+    controller: bool  # pytest-xdist's, of a run spread over workers: runs no test itself
+    session: str  # the run's token, one for all its processes
+    folder: RunFolder  # where the run's processes share data
 
-    def stop_reason(self) -> str:
+    @property
+    def counts_folder(self) -> RunFolder:
+        """Where the run's counts are shared: its folder in a run of the suite's checks (in
+        another, e.g. the selftests', this process alone)."""
+        return self.folder if self.active else RunFolder()
+
+
+@dataclass
+class TargetFound:
+    """What the run found of its target, and its safety session (the fixtures open them)."""
+
+    capabilities: dict[str, GroupStatus]  # declared at configure, probed as tests need them
+    lacking: list[Absence] = field(default_factory=list)  # absent by the pre-flight
+    safety: SafetySession | None = None
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """When the run's session started: the wall clock for the report, the monotonic for its
+    duration."""
+
+    at: datetime
+    clock: float
+
+
+class HarnessStop:
+    """A harness error stopped the run (the guard, or a fixture that could not go on): the tests
+    after it are not judged, and the run ends in one line. A plugin object."""
+
+    def __init__(self, found: TargetFound, worker: bool) -> None:
+        self.found = found
+        self.worker = worker
+        self.stopped = ""  # why, once the run stopped here (a worker's guard: see the controller)
+
+    def reason(self) -> str:
         """Why the run was stopped early (a harness error), if it was."""
-        return self.stopped or (self.safety.guard.stopped if self.safety else "")
+        safety = self.found.safety
+        return self.stopped or (safety.guard.stopped if safety else "")
 
     def end(self, reason: str) -> NoReturn:
         """Stop the run now as a harness error, in one line: `reason`, redacted."""
         self.stopped = reason = redact.text(reason)
         pytest.exit(f"harness error: {reason}", returncode=Exit.HARNESS)
 
-    def add(self, name: str, *records: dict[str, Any]) -> None:
-        """Measurements to report, under `name` (merged across workers)."""
-        self.measured.setdefault(name, []).extend(records)
+    def pytest_runtest_setup(self) -> None:
+        """In a pytest-xdist worker, after a harness error stopped it: the rest is not judged."""
+        if stopped := self.reason():
+            pytest.skip(f"not judged: harness error: {stopped}")
 
-    def _directory(self) -> Path:
-        return self.settings.report_dir / ".stats" / self.session
-
-    def save(self) -> None:
-        """A worker's measurements, for the controller to merge."""
-        if self.measured:
-            directory = self._directory()
-            directory.mkdir(parents=True, exist_ok=True)
-            (directory / f"{os.getpid()}.json").write_text(json.dumps(self.measured), "utf-8")
-
-    def merged(self) -> dict[str, list[dict[str, Any]]]:
-        """This process's measurements and every worker's of the same session (files removed)."""
-        result = {name: list(items) for name, items in self.measured.items()}
-        directory = self._directory()
-        for path in sorted(directory.glob("*.json")) if directory.exists() else []:
-            for name, items in json.loads(path.read_text(encoding="utf-8")).items():
-                result.setdefault(name, []).extend(items)
-            path.unlink()
-        if directory.exists():
-            directory.rmdir()
-        return result
+    @pytest.hookimpl(trylast=True)  # after pytest's own, which tears the fixtures down (clean-up)
+    def pytest_runtest_teardown(self) -> None:
+        """End the run in one line. A pytest-xdist worker cannot (xdist would report a crash): it
+        skips the rest, and the controller ends the run."""
+        if (stopped := self.reason()) and not self.worker:
+            self.end(stopped)
 
 
-RUN_KEY = pytest.StashKey[RunState]()  # the run's state, on the config's stash
+SETUP = pytest.StashKey[RunSetup]()
+FOUND = pytest.StashKey[TargetFound]()
+STOP = pytest.StashKey[HarnessStop]()
+MEASURED = pytest.StashKey[Measurements]()
+COLLECTED = pytest.StashKey[Collector]()
 RECORD_KEY = pytest.StashKey[TestRecord]()  # the running test's record, on its item's stash
 
 
-def run_state(config: pytest.Config) -> RunState:
-    return config.stash[RUN_KEY]
+def run_setup(config: pytest.Config) -> RunSetup:
+    return config.stash[SETUP]
+
+
+def target_found(config: pytest.Config) -> TargetFound:
+    return config.stash[FOUND]
+
+
+def harness_stop(config: pytest.Config) -> HarnessStop:
+    return config.stash[STOP]
+
+
+def measurements(config: pytest.Config) -> Measurements:
+    return config.stash[MEASURED]

@@ -29,7 +29,7 @@ from functools import cache
 from typing import Any
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http import running
 from assistant_conformance.suite.http.observe import NotJudged
 from assistant_conformance.suite.safety.removal import kind_of

@@ -41,7 +41,7 @@ import httpx
 
 from assistant_conformance.contract.resources import Resource, Route, create_at
 from assistant_conformance.report import redact
-from assistant_conformance.suite.config.shared import SharedCounts
+from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.http.observe import refusing
 from assistant_conformance.suite.safety.budget import Allowance, Place
 from assistant_conformance.suite.safety.lookup import (

@@ -1,8 +1,8 @@
 """The run's safety session: its guard and ledger, put around each principal's clients
 (`around`), the clean-up at the end (or --no-cleanup), and the report lines. The guard every
 request passes is suite/safety/guard.py (around the clients: guarded.py); the ledger ledger.py.
-A replay opens one of its own (`for_replay`). Which tests --read-only skips up front (`writers`;
-the plugin skips them; redaction of what pytest shows: suite/judging/outcomes.py).
+A replay opens one of its own (`for_replay`). The clients the guard is around (GUARDED_CLIENTS:
+a test that sends through others is skipped up front under --read-only, by the plugin).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from assistant_conformance.report import redact
+from assistant_conformance.suite.config.run_folder import RunFolder
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.config.shared import SharedCounts
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.http.policy import Policy
@@ -26,9 +26,6 @@ from assistant_conformance.suite.safety.budget import BUDGET_FILE, Allowance
 from assistant_conformance.suite.safety.guard import Guard
 from assistant_conformance.suite.safety.guarded import Guarding
 from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read_ledger
-
-if TYPE_CHECKING:  # the plugin hands its items in
-    import pytest
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 
@@ -43,7 +40,11 @@ class SafetySession:
 
     @classmethod
     def open(
-        cls, settings: SuiteSettings, target: Target, policy: Policy, shared: Path | None = None
+        cls,
+        settings: SuiteSettings,
+        target: Target,
+        policy: Policy,
+        shared: RunFolder | None = None,
     ) -> SafetySession:
         """The run's; `shared`: where its processes share counts (its budget of what cannot be
         removed among them)."""
@@ -60,7 +61,7 @@ class SafetySession:
             settings.max_response_size,
             probe=status_now,
         )
-        budget = Allowance(SharedCounts(shared / BUDGET_FILE if shared else None))
+        budget = Allowance((shared or RunFolder()).counts(BUDGET_FILE))
         ledger = Ledger(settings.report_dir / LEDGER_DIR, target.base_url, budget=budget)
         return cls(guard, ledger, policy)
 
@@ -113,21 +114,6 @@ def cleanup_clients(target: Target, policy: Policy) -> Iterator[dict[str, httpx.
     finally:
         for client in made.values():
             client.close()
-
-
-def writers(items: list[pytest.Item]) -> list[pytest.Item]:
-    """--read-only: the tests to skip up front (the plugin skips them): the property layer (its
-    generated cases write, `api_session`), anything marked `writes`, and what sends through
-    clients other than GUARDED_CLIENTS (the credential cases'); the guard skips the rest at their
-    first write."""
-    found = []
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        generated = "api_session" in names
-        unguarded = "target" in names and not names & set(GUARDED_CLIENTS)
-        if item.get_closest_marker("writes") or generated or unguarded:
-            found.append(item)
-    return found
 
 
 def breaches(session: SafetySession | None) -> list[str]:
