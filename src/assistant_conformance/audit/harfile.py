@@ -149,7 +149,8 @@ def _judged(read: har.HarEntry) -> tuple[trail.Entry, Credential, bool]:
     entry = read.exchange
     if entry.stream is None and _is_stream(entry.response_headers):
         entry.stream = trail.StreamEnd(0, "", None)  # unknown: not said
-    return entry, credential_of(entry.request_headers, read.credential), read.whole
+    declared = (read.proxy.principal if read.proxy is not None else None) or read.credential
+    return entry, credential_of(entry.request_headers, declared), read.whole
 
 
 def _is_stream(headers: dict[str, str]) -> bool:

@@ -259,7 +259,7 @@ class HarEntry:
     beside it."""
 
     exchange: Entry
-    credential: str | None = None  # `_credential` (or the proxy's `_principal`): whose
+    credential: str | None = None  # `_credential`: whose credential, in the suite's words
     provenance: tuple[Provenance, ...] = ()
     whole: bool = True  # the answer's body was kept whole
     proxy: ProxyMarks | None = None
@@ -270,9 +270,11 @@ def entry_json(
     entries: list[Entry],
     provenance: tuple[Provenance, ...] = (),
     marks: ProxyMarks | None = None,
+    whose: str | None = None,
 ) -> dict[str, Any]:
     """An exchange as a HAR 1.2 entry, with the project's fields; `entries`: those of its
-    document (an open stream of `during` is named by its place among them)."""
+    document (an open stream of `during` is named by its place among them); `whose`: its
+    `_credential` where it is known already (read back: the headers hold it masked)."""
     url = httpx.URL(e.url)
     milliseconds = round(e.seconds * 1000, 1)
     found: dict[str, Any] = {
@@ -301,7 +303,7 @@ def entry_json(
         },
         "cache": {},
         "timings": {"send": 0, "wait": milliseconds, "receive": 0},
-        "_credential": credential(e.request_headers),
+        "_credential": credential(e.request_headers) if whose is None else whose,
         "_provenance": [p.as_json() for p in provenance],
     }
     if e.request_body:
@@ -319,6 +321,11 @@ def entry_json(
     if marks is not None:
         _mark(found, marks)
     return found
+
+
+def json_of(read: HarEntry, entries: list[Entry]) -> dict[str, Any]:
+    """An entry read back, written again as it was read."""
+    return entry_json(read.exchange, entries, read.provenance, read.proxy, read.credential)
 
 
 def _poll_json(poll: trail.Poll) -> dict[str, Any]:
@@ -435,10 +442,10 @@ def entry_of(raw: dict[str, Any], earlier: Sequence[Entry] = ()) -> HarEntry:
     entry.during = _during(raw.get("_during"), earlier)
     entry.poll = _poll(raw.get("_poll"))
     whole = whole and "response" not in cut and not raw.get("_in_flight")
-    declared = raw.get("_principal") or raw.get("_credential")
+    whose = raw.get("_credential")
     return HarEntry(
         entry,
-        declared if isinstance(declared, str) else None,
+        whose if isinstance(whose, str) else None,
         _provenance_of(raw.get("_provenance")),
         whole,
         marks,
