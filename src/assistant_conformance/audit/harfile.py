@@ -134,13 +134,11 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8").removeprefix("\ufeff")
 
 
-def entry_of(
-    raw: dict[str, Any], earlier: list[trail.Entry] | None = None
-) -> tuple[trail.Entry, Credential, bool]:
+def judged_entry(raw: dict[str, Any]) -> tuple[trail.Entry, Credential, bool]:
     """A HAR entry as a trail entry (suite/evidence/har.py reads it), whose credential it
     carried, and whether its answer's body was kept whole (a browser may keep none, the proxy
     keeps the first BODY_LIMIT bytes)."""
-    return _judged(har.entry_of(raw, earlier or []))
+    return _judged(har.entry_of(raw))
 
 
 def _judged(read: har.HarEntry) -> tuple[trail.Entry, Credential, bool]:

@@ -323,7 +323,7 @@ def entry_json(
     return found
 
 
-def json_of(read: HarEntry, entries: list[Entry]) -> dict[str, Any]:
+def rewritten(read: HarEntry, entries: list[Entry]) -> dict[str, Any]:
     """An entry read back, written again as it was read."""
     return entry_json(read.exchange, entries, read.provenance, read.proxy, read.credential)
 

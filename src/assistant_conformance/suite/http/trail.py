@@ -80,6 +80,7 @@ class Entry:
     events: int = 0  # events its reader has taken so far
     during: list[tuple[Entry, int]] = field(default_factory=list)  # (open stream, its events)
     poll: Poll | None = None  # sent by a polling loop: until what, within how long
+    note: str = ""  # what a report says of the answer instead of its body (suite/http/exchange.py)
     _t0: float = field(default_factory=monotonic)
 
     def take(self, chunk: bytes) -> None:
