@@ -1,6 +1,10 @@
-"""A finding's exchanges as HAR 1.2 (`reports/exchanges/FINDING-ID.har`, opens in a browser's dev
-tools), redacted, with what a replay needs beside HAR's own fields (custom fields start with `_`,
-as HAR allows):
+"""HAR 1.2, written and read back by this module alone: a finding's exchanges
+(`reports/exchanges/FINDING-ID.har`, opens in a browser's dev tools), the audit proxy's recording
+(`recorded.har`), and any HAR file the audit (audit/harfile.py: its bounds) and the replay read.
+An exchange is the trail's Entry (suite/http/trail.py) both ways; HAR's own fields are as HAR
+has them, and what the project adds beside them (custom fields start with `_`, as HAR allows) is
+a typed, frozen value each (StreamEnd, Poll and Agreement on the Entry; Provenance, ProxyMarks,
+HarFinding here), read back into the same values (selftests/suite/evidence/test_har_round_trip.py):
 
 - `_credential` of each request: `main`, `alt` (the run's tokens, by the variable they come from),
   `none`, or what else it carried (`bearer`, `basic`, `secret`: a credential an earlier answer
@@ -14,7 +18,13 @@ as HAR allows):
   and last polls, the last saying how many were left out between and how long they took
   (`skipped`, `seconds`): a replay polls by the loop's words, not by its recorded polls;
 - `log._finding`: its stable ID, requirement, verdict, expected and actual, the seed, the test,
-  the target, and the check a replay judges it by (`entry` indexes `log.entries`).
+  the target, and the check a replay judges it by (`entry` indexes `log.entries`);
+- the proxy's (audit/recorder.py): `_principal` (`credential-1`, ..., never the credential),
+  `_truncated` (the parts kept cut, their whole sizes in HAR's size fields), `_proxy` (its own
+  answer), `_in_flight`.
+
+Entries are read one at a time and let go of as they are read (`entries_of`): the audit reads
+files of 100,000 exchanges.
 
 A finding's ID is stable: the requirement, the operation, the check and the test at the seed,
 hashed; a second alike in the same test gets `-2`.

@@ -1,6 +1,9 @@
 """The trail of a test: every exchange its requests made, in order, as the doors saw them, so that a
 finding can be written with the exchanges that led to it (suite/evidence/har.py) and replayed
-(suite/evidence/replay.py).
+(suite/evidence/replay.py). Entry is the suite's one exchange type: the doors' evidence of a fault,
+a finding's exchange in the reports (suite/http/exchange.py), the trail's, and what HAR writes and
+reads back; it is filled in as its answer comes, so it is not frozen, but what it holds beside
+HTTP's own fields (its stream's end, its polling loop) is typed and frozen.
 
 The doors append an Entry to the running test's trail as a request goes out (running.py: `enter`)
 and fill it in as its answer comes (a stream's bytes as its reader takes them, and where the
