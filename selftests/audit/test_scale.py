@@ -20,7 +20,7 @@ from har_support import exchange, har, thread
 from safety_support import TOKEN, serve
 
 from assistant_conformance.audit.capture import Capture
-from assistant_conformance.audit.harfile import entry_of
+from assistant_conformance.audit.harfile import judged_entry
 from assistant_conformance.audit.proxy import Proxy
 from assistant_conformance.audit.rules import Judging
 
@@ -63,7 +63,7 @@ def session(threads: int) -> list[dict[str, Any]]:
 def reads_to_judge(threads: int) -> int:
     capture = Capture("session.har")
     for raw in har(session(threads))["log"]["entries"]:
-        capture.add(*entry_of(raw))
+        capture.add(*judged_entry(raw))
     capture.entries = Counted(capture.entries)
     judging = Judging(capture)
     judging.ops = Counted()

@@ -19,10 +19,10 @@ from assistant_conformance.reference import embedded
 from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.flows import Waits, poll
 from assistant_conformance.suite.http import clients, observe, running, trail
-from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault, Deadlines
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
+from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import checks, findings
 
 CREATE = "POST /api/ai/threads"
@@ -137,7 +137,7 @@ def test_a_run_over_gives_no_count_back() -> None:
 
 
 def _silent() -> AnswerFault:
-    evidence = Exchange("POST", "http://t/api/ai/threads/x/runs/wait", {}, None, None, {}, "")
+    evidence = Entry("POST", "http://t/api/ai/threads/x/runs/wait", {}, None)
     return AnswerFault(SILENT, "POST runs/wait: no answer within 30 s", evidence)
 
 

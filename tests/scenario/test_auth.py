@@ -47,9 +47,9 @@ from assistant_conformance.suite.flows.auth import (
 from assistant_conformance.suite.flows.owner_reads import AroundRequest
 from assistant_conformance.suite.http import clients, sse
 from assistant_conformance.suite.http.absent import unimplemented
-from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target
+from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging.checks import HeaderCheck, StatusCheck, StatusClassCheck
 from assistant_conformance.suite.judging.findings import expect, index, judge, not_judged
 from assistant_conformance.suite.safety.ledger import ANONYMOUS, Ledger
@@ -325,7 +325,7 @@ def test_other_principal_cannot_reach(
 
 @dataclass
 class Reached:
-    evidence: httpx.Response | Exchange
+    evidence: httpx.Response | Entry
     status: int
     text: str  # a 2xx body, or the events a stream sent (a few, within a short deadline)
     signature: str  # what tells two answers apart: the status; for a stream, how many events

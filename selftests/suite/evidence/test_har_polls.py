@@ -18,12 +18,12 @@ KB = "http://t/api/ai/v1/kb/kb-0123456789"
 
 
 def _entry(
-    method: str, url: str, status: int, body: dict | None = None, **poll: object
+    method: str, url: str, status: int, body: dict | None = None, poll: trail.Poll | None = None
 ) -> trail.Entry:
     entry = trail.Entry(method, url, {}, None, status=status)
     entry.response_headers = {"content-type": "application/json"}
     entry.take(json.dumps(body).encode())
-    entry.poll = poll or None
+    entry.poll = poll
     return entry
 
 
@@ -31,10 +31,9 @@ def test_a_long_polling_loop_is_thinned_before_its_values_are_traced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     created = _entry("POST", "http://t/api/ai/v1/kb", {"id": "kb-0123456789"})
-    loop = {"until": {"kind": "documents-settled"}, "within": 30, "loop": "l1"}
-    polls = [
-        _entry("GET", f"{KB}/status?ids=d1", 200, {"d1": "waiting"}, **loop) for _ in range(300)
-    ]
+    until = checks.DocumentsSettledCheck(entry=checks.LOOP_ANSWER, ids=("d1",))
+    loop = trail.Poll(until, 30, "l1")
+    polls = [_entry("GET", f"{KB}/status?ids=d1", 200, {"d1": "waiting"}, loop) for _ in range(300)]
     record = findings.TestRecord(frozenset({"KB-PROCESS-COMPLETES"}), strict=False, nodeid="t::x")
     record.exchanges += [created, *polls]
     finding = Finding("KB-PROCESS-COMPLETES", "warn", "terminal", "waiting")

@@ -34,7 +34,7 @@ from assistant_conformance.proof.connectors import MutantConnector
 from assistant_conformance.proof.suiterun import child_environment
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import redact
-from assistant_conformance.suite.evidence.har import Recorded
+from assistant_conformance.suite.evidence.har import Recorded, recorded_of
 from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed
 from assistant_conformance.suite.http import trail
@@ -319,8 +319,8 @@ def replayer(tokens, reference, tmp_path):
 def recorded(tmp_path: Path, reference: str, *entries: dict) -> Recorded:
     finding = {"id": "X-1", "target": reference, "prefix": "", "check": {
         "kind": "status", "entry": len(entries) - 1, "statuses": [200, 201]}}  # fmt: skip
-    return Recorded(tmp_path / "exchanges" / "X-1.har", {"entries": list(entries),
-                                                         "_finding": finding})  # fmt: skip
+    log = {"entries": list(entries), "_finding": finding}
+    return recorded_of(tmp_path / "exchanges" / "X-1.har", log)
 
 
 def exchange(method: str, url: str, body: str = "", answer: str = "", **extra: object) -> dict:

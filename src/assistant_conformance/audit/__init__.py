@@ -2,7 +2,8 @@
 
 - capture.py: a file's (or a proxy session's) exchanges as the suite's trail holds them, with
   whose credential each request carried and what the answers say of each token;
-- harfile.py: a HAR file read as browsers, proxies and libraries write it, within bounds;
+- harfile.py: a HAR file read as browsers, proxies and libraries write it, within bounds (its
+  entries read by suite/evidence/har.py);
 - operations.py: which documented operation an exchange is (method and path template, the
   `/api/ai` prefix or a base path), the run a stream is of, the documented response shapes;
 - exchange.py: what one exchange shows (status, bearer rule, 401s, JSON, shapes, streams, 5xx);

@@ -17,9 +17,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from assistant_conformance.report import redact
+from assistant_conformance.suite.evidence.har import HarFinding
 from assistant_conformance.suite.http import trail
 
 NO_CREDENTIAL, INVALID_CREDENTIAL, BEARER_CREDENTIAL = "none", "invalid", "bearer"
@@ -63,7 +63,7 @@ class Capture:
     entries: list[trail.Entry] = field(default_factory=list)
     credentials: list[Credential] = field(default_factory=list)
     whole: list[bool] = field(default_factory=list)  # its response body was kept whole
-    finding: dict[str, Any] | None = None  # log._finding of the suite's own HARs
+    finding: HarFinding | None = None  # log._finding of the suite's own HARs
     _tokens: dict[str, _Answers] = field(default_factory=dict)
 
     def add(self, entry: trail.Entry, credential: Credential, whole: bool = True) -> int:

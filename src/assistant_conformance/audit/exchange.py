@@ -174,8 +174,8 @@ def stream(capture: Capture, index: int, op: Operation) -> list[Judgement]:
     if checks.events_of(entry):
         check = checks.EventIdsCheck(entry=index)
         found.append(Judgement(EVENT_IDS, check, "an id on every event", index, op.label))
-    told = entry.stream or {}
-    if told.get("closed_by_server") or told.get("cut") in SERVER_KEPT_OPEN:
+    told = entry.stream
+    if told is not None and (told.closed_by_server or told.cut in SERVER_KEPT_OPEN):
         check = checks.StreamEndsCheck(entry=index)
         expected = "the server ends the stream once the run is terminal"
         found.append(Judgement(STREAM_ENDS, check, expected, index, op.label))

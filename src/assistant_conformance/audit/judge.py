@@ -21,7 +21,7 @@ from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import by_label
 from assistant_conformance.report.model import FAIL, PASS, WARN, Finding
 from assistant_conformance.suite.http import trail
-from assistant_conformance.suite.http.exchange import EXCERPT, Exchange, describe
+from assistant_conformance.suite.http.exchange import describe, evidence_record
 from assistant_conformance.suite.judging import checks
 
 
@@ -79,7 +79,7 @@ def finding(judgement: Judgement, capture: Capture) -> Finding:
     if not held:
         found.actual = f"{describe(seen)} ({where})"
         found.evidence = {
-            **exchange_evidence(capture.entries[judgement.entry]).as_dict(),
+            **evidence_record(capture.entries[judgement.entry]),
             "har": capture.name,
             "entry": judgement.entry,
         }
@@ -87,20 +87,6 @@ def finding(judgement: Judgement, capture: Capture) -> Finding:
         key = f"{judgement.requirement}|{capture.name}|{judgement.entry}|{kind}"
         found.id = f"{judgement.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
     return found
-
-
-def exchange_evidence(entry: trail.Entry) -> Exchange:
-    """What was sent, and the start of what came back (redacted where it is shown)."""
-    text = bytes(entry.response_body[:EXCERPT]).decode("utf-8", "replace")
-    return Exchange(
-        entry.method,
-        entry.url,
-        dict(entry.request_headers),
-        entry.request_body,
-        entry.status,
-        dict(entry.response_headers),
-        text,
-    )
 
 
 def finding_line(found: Finding) -> str:

@@ -37,6 +37,7 @@ from assistant_conformance.audit.recorder import (
 from assistant_conformance.audit.session import Session
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import Run
+from assistant_conformance.suite.evidence import har
 from assistant_conformance.suite.http import trail
 
 BUDGET = 256 * 1024 * 1024  # bytes of bodies a session keeps, all together
@@ -194,7 +195,7 @@ class Proxy:
         could not pass on or got no answer to, 504 for none in time."""
         status, error = _proxy_status(exc)
         details = redact.text(f"{type(exc).__name__}: {exc}")[:300]
-        recording.own_answer = {"status": status, "error": error, "details": details}
+        recording.own_answer = har.ProxyAnswer(status, error, details)
         recording.entry.fault = "silent" if status == 504 else "cut"
         self._done(recording, False, None)
         body = {"proxy": NAME, "error": error, "details": details,

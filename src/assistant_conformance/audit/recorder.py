@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant_conformance.audit.capture import NO_CREDENTIAL, Credential
+from assistant_conformance.suite.evidence import har
 from assistant_conformance.suite.http import sse, trail
 
 CLIENT_GONE = "the client stopped reading"
@@ -78,22 +79,25 @@ class Recording:
     whole: bool = True
     done: bool = False
     credential: Credential = NOBODY  # whose credential the request carried, once it is over
-    own_answer: dict[str, Any] | None = None  # the proxy's own answer, where it gave one
+    own_answer: har.ProxyAnswer | None = None  # the proxy's own answer, where it gave one
     in_flight: bool = False  # the proxy stopped before the exchange ended
     _inflate: Any = None
     _events: _Events | None = None
 
-    def marks(self) -> dict[str, Any]:
-        """The HAR fields the proxy adds to the entry (custom fields: `_` first)."""
-        cut = [part for part, short in (
-            ("request", self.request_size > len(self.entry.request_body or b"")),
-            ("response", not self.whole)) if short]  # fmt: skip
-        found: dict[str, Any] = {"_truncated": cut} if cut else {}
-        if self.own_answer is not None:
-            found["_proxy"] = self.own_answer
-        if self.in_flight:
-            found["_in_flight"] = True
-        return found
+    def marks(self, principal: str) -> har.ProxyMarks:
+        """What the proxy says of the entry beside HAR's fields (suite/evidence/har.py writes it):
+        whose credential (`principal`), the parts kept cut with their whole sizes, its own
+        answer, whether it was still in flight."""
+        request_cut = self.request_size > len(self.entry.request_body or b"")
+        cut = (("request",) if request_cut else ()) + (() if self.whole else ("response",))
+        return har.ProxyMarks(
+            principal,
+            cut,
+            self.own_answer,
+            self.in_flight,
+            self.request_size if request_cut else None,
+            None if self.whole else self.response_size,
+        )
 
     def request_chunk(self, chunk: bytes) -> None:
         self.request_size += len(chunk)
@@ -137,8 +141,7 @@ class Recording:
             last = self._events.last_at
             if not closed_by_upstream and last is not None and time.monotonic() - last >= sse.GRACE:
                 why = sse.OPEN_AFTER_END  # the server kept it open past its run's last event
-            self.entry.stream = {"events": self._events.count, "cut": why,
-                                 "closed_by_server": closed_by_upstream}  # fmt: skip
+            self.entry.stream = trail.StreamEnd(self._events.count, why, closed_by_upstream)
         elif cut is not None:
             self.whole = False  # a part of an answer: not judged as the answer
             self.entry.fault = "" if cut == CLIENT_GONE else "cut"

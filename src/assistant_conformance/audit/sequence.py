@@ -179,7 +179,7 @@ def _read_whole(capture: Capture, ops: Ops, index: int) -> bool:
     op, entry = ops[index], capture.entries[index]
     if op is None or not op.streaming or not _success(capture, index) or not capture.whole[index]:
         return False
-    ended = (entry.stream or {}).get("closed_by_server")
+    ended = entry.stream.closed_by_server if entry.stream is not None else None
     if ended is None:
         events = checks.events_of(entry)
         return bool(events) and events[-1].event in sse.LAST_EVENTS
@@ -240,7 +240,7 @@ def _resume(capture: Capture, ops: Ops, at: int, truth: int) -> Judgement | None
 # --- the suite's own exchanges: the finding's declared check ------------------------------------
 
 
-NOT_DATA = {
+NOT_DATA: dict[str, str] = {
     checks.CheckKind.TEST: "its check is its test's own code, not words a file can be judged by",
     checks.CheckKind.SCHEMATHESIS: (
         "its check is schemathesis' (run again by `assistant-conformance replay`)"
@@ -251,17 +251,17 @@ NOT_DATA = {
 def declared_checks(capture: Capture, index: int, not_judged: dict[str, str]) -> list[Judgement]:
     """The finding's check of a suite HAR, judged at the last exchange it reads."""
     finding = capture.finding
-    if not finding or index != len(capture.entries) - 1:
+    if finding is None or index != len(capture.entries) - 1:
         return []
-    requirement, words = finding.get("requirement", ""), finding.get("check") or {}
+    requirement, kind, check = finding.requirement, finding.kind, finding.check
     if requirement not in load():
         return []
-    kind = words.get("kind", "")
-    if kind in NOT_DATA or not words:
+    if kind in NOT_DATA or not kind:
         not_judged.setdefault(requirement, NOT_DATA.get(kind, "no check"))
         return []
     try:
-        check = checks.from_words(words)
+        if check is None:
+            raise ValueError(kind)
         check.judge(capture.entries)
     except (LookupError, TypeError, ValueError):
         not_judged.setdefault(requirement, f"its check ({kind}) cannot be read")
@@ -270,5 +270,5 @@ def declared_checks(capture: Capture, index: int, not_judged: dict[str, str]) ->
     at = index if looked_at is None else looked_at
     entry = capture.entries[at]
     label = operation_label(entry.method, url_path(entry.url) or "")
-    expected = str(finding.get("expected") or "its declared check holds")
+    expected = finding.expected or "its declared check holds"
     return [Judgement(requirement, check, expected, at, label)]

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import contextvars
 import gc
-import json
 import queue
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from assistant_conformance.audit import outcome
 from assistant_conformance.audit.capture import BEARER_CREDENTIAL, NO_CREDENTIAL, Capture
@@ -47,8 +45,7 @@ class Session:
     ) -> None:
         self.report_dir, self.say, self.secrets = report_dir, say, secrets
         self.judging = Judging(Capture(str(report_dir / HAR_FILE)), base_path)
-        self.marks: list[dict[str, Any]] = []  # each recorded exchange's custom HAR fields
-        self.sizes: list[tuple[int, int]] = []  # and its request's and answer's whole sizes
+        self.marks: list[har.ProxyMarks] = []  # what the proxy says of each recorded exchange
         self.labels: dict[str, str] = {}
         self.unrecorded = 0
         self.handed = 0  # exchanges handed to the worker (the loop's count)
@@ -86,8 +83,7 @@ class Session:
         entry, credential = recording.entry, recording.credential
         self.judging.capture.add(entry, credential, recording.whole)
         label = self._label(credential.kind, credential.identity)
-        self.marks.append({"_principal": label, **recording.marks()})
-        self.sizes.append((recording.request_size, recording.response_size))
+        self.marks.append(recording.marks(label))
         if len(self.marks) % FROZEN_EVERY == 0:
             gc.freeze()  # what is recorded is kept to the end: no collection need walk it again
         try:
@@ -124,22 +120,8 @@ class Session:
         return run
 
     def _write_har(self) -> None:
-        """One entry at a time (as suite/evidence/har.py writes one), each on its line."""
+        """One entry at a time, each on its line (suite/evidence/har.py)."""
         self.report_dir.mkdir(parents=True, exist_ok=True)
         capture = self.judging.capture
-        log = har.log_of([])["log"]
-        del log["entries"]
-        marked = zip(capture.entries, self.marks, self.sizes, strict=True)
-        with Path(capture.name).open("w", encoding="utf-8") as file:
-            file.write('{"log": ' + json.dumps(log)[:-1] + ', "entries": [')
-            for number, (entry, marks, (request_size, response_size)) in enumerate(marked):
-                raw = har.log_of([entry])["log"]["entries"][0]
-                raw.update(marks)
-                if "request" in marks.get("_truncated", []):  # the sizes of the whole, as sent
-                    raw["request"]["bodySize"] = request_size
-                if "response" in marks.get("_truncated", []):
-                    raw["response"]["content"]["size"] = response_size
-                    raw["response"]["bodySize"] = response_size
-                text = json.dumps(raw, ensure_ascii=False)
-                file.write(("," if number else "") + "\n" + redact.text(text))
-            file.write("\n]}}\n")
+        marked = zip(capture.entries, self.marks, strict=True)
+        har.write_recording(Path(capture.name), marked)

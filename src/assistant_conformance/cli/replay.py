@@ -78,12 +78,11 @@ def main(args: argparse.Namespace) -> int:
     prog = args.prog
     chosen = _chosen(args.report_dir, args.ids)
     first = chosen[0].finding
-    base_url = (args.base_url or first["target"]).rstrip("/")
+    base_url = (args.base_url or first.target).rstrip("/")
     if not args.token:
         return _usage(prog, "a token is needed: --token or ASSISTANT_API_TOKEN")
-    bounds = first.get("bounds", {})
-    request_timeout = args.request_timeout or bounds.get("request_timeout", 10.0)
-    process_timeout = args.process_timeout or bounds.get("process_timeout", 60.0)
+    request_timeout = args.request_timeout or first.request_timeout
+    process_timeout = args.process_timeout or first.process_timeout
     with redact.scope():
         redact.register(args.token, "ASSISTANT_API_TOKEN")
         redact.register(args.alt_token, "ASSISTANT_API_ALT_TOKEN")
@@ -126,10 +125,10 @@ def _replay_all(
     replayer = Replayer.open(target, policy, args.report_dir)
     outcomes = []
     try:
-        tests = [r for r in chosen if r.finding["check"]["kind"] == CheckKind.TEST]
+        tests = [r for r in chosen if r.finding.kind == CheckKind.TEST]
         reruns = _rerun_all(tests, target, args)
         for recorded in chosen:
-            outcome = reruns.get(recorded.finding["id"]) or _one(
+            outcome = reruns.get(recorded.finding.id) or _one(
                 recorded, replayer, args, process_timeout
             )
             outcomes.append(outcome)
@@ -157,7 +156,7 @@ def _summary(chosen: list[Recorded], outcomes: list[ReplayOutcome], base_url: st
     )
     for recorded, outcome in zip(chosen, outcomes, strict=True):
         if outcome.said == NOT_REPLAYED:
-            print(redact.text(f"  not replayed: {recorded.finding['id']}: {outcome.actual}"))
+            print(redact.text(f"  not replayed: {recorded.finding.id}: {outcome.actual}"))
 
 
 def _one(
@@ -166,7 +165,7 @@ def _one(
     started = time.monotonic()
     try:
         answers, check = replayer.answers(recorded, process_timeout, args.process_timeout)
-        held, actual = replayer.judge(check, recorded.finding["requirement"], answers)
+        held, actual = replayer.judge(check, recorded.finding.requirement, answers)
         said = NOW_PASSES if held else STILL_FAILS
     except NotReplayed as exc:
         said, actual = NOT_REPLAYED, str(exc)
@@ -182,16 +181,16 @@ def _rerun_all(tests: list[Recorded], target: Target, args: Any) -> dict[str, Re
     try:
         again = _rerun(tests, target, args)
     except NotReplayed as exc:
-        return {r.finding["id"]: ReplayOutcome(NOT_REPLAYED, str(exc), 0.0) for r in tests}
+        return {r.finding.id: ReplayOutcome(NOT_REPLAYED, str(exc), 0.0) for r in tests}
     seconds = time.monotonic() - started
     outcomes = {}
     for recorded in tests:
         finding = recorded.finding
-        same = [r for r in again.values() if r.finding["test"] == finding["test"]]
-        alike = [r for r in same if r.finding["requirement"] == finding["requirement"]]
-        found = again.get(finding["id"]) or (alike[0] if alike else None)
-        said, actual = (STILL_FAILS, found.finding["actual"]) if found else (NOW_PASSES, "")
-        outcomes[finding["id"]] = ReplayOutcome(said, actual, seconds)
+        same = [r for r in again.values() if r.finding.test == finding.test]
+        alike = [r for r in same if r.finding.requirement == finding.requirement]
+        found = again.get(finding.id) or (alike[0] if alike else None)
+        said, actual = (STILL_FAILS, found.finding.actual) if found else (NOW_PASSES, "")
+        outcomes[finding.id] = ReplayOutcome(said, actual, seconds)
     return outcomes
 
 
@@ -201,8 +200,7 @@ def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Record
     if target.alt_token:
         env["ASSISTANT_API_ALT_TOKEN"] = target.alt_token
     finding = tests[0].finding
-    bounds = finding.get("bounds", {})
-    nodes = list(dict.fromkeys(r.finding["test"] for r in tests))
+    nodes = list(dict.fromkeys(r.finding.test for r in tests))
     with tempfile.TemporaryDirectory(prefix="conformance-replay-") as folder:
         command = [
             sys.executable,
@@ -210,10 +208,10 @@ def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Record
             "assistant_conformance",
             "run",
             f"--base-url={target.base_url}",
-            f"--seed={finding['seed']}",
+            f"--seed={finding.seed}",
             f"--report-dir={folder}",
-            f"--request-timeout={args.request_timeout or bounds.get('request_timeout', 10)}",
-            f"--process-timeout={args.process_timeout or bounds.get('process_timeout', 60)}",
+            f"--request-timeout={args.request_timeout or finding.request_timeout}",
+            f"--process-timeout={args.process_timeout or finding.process_timeout}",
             "--concurrency=1",  # a finding's few tests: workers would only add their start-ups
             "--",
             *nodes,
@@ -233,15 +231,15 @@ def _rerun(tests: list[Recorded], target: Target, args: Any) -> dict[str, Record
 def _show(recorded: Recorded, outcome: ReplayOutcome) -> None:
     finding = recorded.finding
     count = len(recorded.entries)
-    print(f"{finding['id']}  {outcome.said}  ({outcome.seconds:.1f} s, {count} exchanges)")
+    print(f"{finding.id}  {outcome.said}  ({outcome.seconds:.1f} s, {count} exchanges)")
     if outcome.said == NOW_PASSES:
         return
-    requirement = catalogue.load()[finding["requirement"]]
+    requirement = catalogue.load()[finding.requirement]
     print(
         f"  [{requirement.id}] {requirement.level} ({requirement.source}): {requirement.statement}"
     )
     if outcome.said == STILL_FAILS:
-        print(f"  Expected: {finding['expected']}")
+        print(f"  Expected: {finding.expected}")
         print(redact.text(f"  Actual:   {outcome.actual}"))
     else:
         print(redact.text(f"  Not replayed: {outcome.actual}"))

@@ -1,6 +1,7 @@
 """The evidence room: a finding's exchanges kept, and sent again.
 
-- har.py: a finding's exchanges as HAR 1.2, its stable ID;
+- har.py: HAR 1.2 written and read back, the project's fields typed: a finding's exchanges and
+  its stable ID, the audit proxy's recording, the files the audit and the replay read;
 - places.py: where each value of a request came from (an earlier answer's body, event, header);
 - replay.py: the replayer `assistant-conformance replay` runs: a finding's exchanges sent again
   through the run's clients, its check judged again; resend.py: the sending, exchange by

@@ -6,7 +6,6 @@ suite/evidence/replay.py reads them.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Iterator
@@ -52,16 +51,17 @@ def origin(earlier: list[Entry], value: str, events_only: bool) -> tuple[int, st
     return None
 
 
-def provenance(entries: list[Entry], index: int) -> list[dict[str, Any]]:
-    """Where each value of request `index` that an earlier answer gave came from: the first
-    answer that gave it (later ones may only repeat it, and a replay's may not)."""
+def provenance(entries: list[Entry], index: int) -> list[tuple[str, tuple[int, str]]]:
+    """Where each value of request `index` that an earlier answer gave came from (its slot, and
+    the entry and place of the first answer that gave it: later ones may only repeat it, and a
+    replay's may not)."""
     found = []
     for slot, value in slots(entries[index]):
         short = slot == "header:last-event-id"
         if not value or (len(value) < SHORTEST and not short):
             continue
         if came := origin(entries[:index], value, events_only=short):
-            found.append({"slot": slot, "from": {"entry": came[0], "at": came[1]}})
+            found.append((slot, came))
     return found
 
 
@@ -123,16 +123,6 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             pending.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
 
 
-def recorded_answer(entry: dict[str, Any]) -> trail.Entry:
-    """A HAR entry's answer as the trail holds one (for reading values at its places)."""
-    request, response = entry["request"], entry["response"]
-    answer = trail.Entry(request["method"], request["url"], {}, None, status=response["status"])
-    answer.response_headers = {h["name"]: h["value"] for h in response["headers"]}
-    answer.response_body = bytearray(body_bytes(response["content"]) or b"")
-    answer.stream = entry.get("_stream")
-    return answer
-
-
 def place_value(entry: trail.Entry, at: str) -> str | None:
     """The value at a place of an answer (`place`'s words): body.x, event[k].id, header:x."""
     if at.startswith("header:"):
@@ -159,13 +149,6 @@ def _dig(value: Any, path: str) -> str | None:
                 value[int(number)] if isinstance(value, list) and int(number) < len(value) else None
             )
     return value if isinstance(value, str) else None
-
-
-def body_bytes(post: dict[str, Any] | None) -> bytes | None:
-    if not post:
-        return None
-    text = post.get("text", "")
-    return base64.b64decode(text) if post.get("encoding") == "base64" else text.encode("utf-8")
 
 
 def put(

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 import httpx
 
@@ -74,7 +74,7 @@ class Resend:
         with running.following(sent):
             try:
                 while index < len(entries):
-                    self.wait_for_streams(entries[index])
+                    self.wait_for_streams(index)
                     index = self.step(index)
             except unreplayed.NotReplayed as why:  # what follows would not be the finding's
                 self.stopped = (index, str(why))
@@ -86,10 +86,10 @@ class Resend:
 
     # --- streams the original read while it sent more -----------------------------------------
 
-    def wait_for_streams(self, entry: dict[str, Any]) -> None:
+    def wait_for_streams(self, index: int) -> None:
         """Before a request the original sent while streams flowed: as many of their events;
         a stream the original no longer read by then is finished first."""
-        during = {d["entry"]: d["events"] for d in entry.get("_during", [])}
+        during = self.recorded.during(index)
         for number in [n for n in self.readers if n not in during]:
             self.finish(number)
         limit = time.monotonic() + self.sender.safety.policy.deadline
@@ -111,25 +111,23 @@ class Resend:
     # --- one exchange (or one polling loop) ---------------------------------------------------
 
     def step(self, index: int) -> int:
-        entry = self.recorded.entries[index]
-        loop = entry.get("_poll")
+        entries = self.recorded.entries
+        entry = entries[index].exchange
+        loop = entry.poll
         if loop is not None:
             end = index
-            while (
-                end + 1 < len(self.recorded.entries)
-                and (self.recorded.entries[end + 1].get("_poll") or {}).get("loop") == loop["loop"]
-            ):
+            while end + 1 < len(entries) and _loop_of(entries[end + 1].exchange) == loop.loop:
                 end += 1
             answer = self.poll(index, loop)
             for number in range(index, end + 1):
                 self.got[number] = answer
             return end + 1
-        if "_stream" in entry:
+        if entry.stream is not None:
             self.stream(index)
         else:
             self.got[index] = self.send(index)
-            if entry["request"]["method"] != "GET":  # what a write made: its new ids
-                self.align(places.recorded_answer(entry), self.got[index])
+            if entry.method != "GET":  # what a write made: its new ids
+                self.align(entry, self.got[index])
         return index + 1
 
     def align(self, old: trail.Entry, new: trail.Entry) -> None:
@@ -140,21 +138,21 @@ class Resend:
             if now and now != value and len(value) >= places.SHORTEST:
                 self.renamed.setdefault(value, now)
 
-    def poll(self, index: int, loop: dict[str, Any]) -> trail.Entry:
-        deadline = time.monotonic() + (self.polls_within or float(loop["within"]))
-        until = self.check(checks.from_words({**loop["until"], "entry": checks.LOOP_ANSWER}))
+    def poll(self, index: int, loop: trail.Poll) -> trail.Entry:
+        deadline = time.monotonic() + (self.polls_within or float(loop.within))
+        until = self.check(cast(checks.Check, loop.until))  # read back into its class (har.py)
         while True:
             answer = self.send(index)
             if checks.holds(until, [answer]) or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_INTERVAL)
-        agree = loop.get("agree") or {"tries": 0}
-        said = checks.value_at(checks.body_of(answer), agree.get("key", ""))
-        done = not checks.holds(until, [answer]) or ("was" in agree and said == agree["was"])
-        for _ in range(0 if done else agree["tries"]):
-            time.sleep(agree["apart"])
+        agree = loop.agree or trail.Agreement("", 0.0, 0)
+        said = checks.value_at(checks.body_of(answer), agree.key)
+        done = not checks.holds(until, [answer]) or (agree.was is not None and said == agree.was)
+        for _ in range(0 if done else agree.tries):
+            time.sleep(agree.apart)
             again = self.send(index)
-            said = [checks.value_at(checks.body_of(a), agree["key"]) for a in (answer, again)]
+            said = [checks.value_at(checks.body_of(a), agree.key) for a in (answer, again)]
             answer = again
             if said[0] == said[1]:
                 break
@@ -177,12 +175,11 @@ class Resend:
         return _keep(holder)
 
     def stream(self, index: int) -> None:
-        entry = self.recorded.entries[index]
-        recorded = entry["_stream"]
+        recorded = self.recorded.entries[index].exchange.stream
         method, url, headers, body, principal = self.request(index)
         client = self.sender.client(principal)
-        cut = recorded.get("cut")
-        max_events = recorded["events"] if cut == "max_events" else None
+        cut = recorded.cut if recorded is not None else None
+        max_events = recorded.events if recorded is not None and cut == "max_events" else None
         stopped_by_test = cut == "the test stopped reading"
         deadline = self.sender.safety.policy.deadline if stopped_by_test else self.process_timeout
         holder: list[trail.Entry] = []
@@ -217,10 +214,8 @@ class Resend:
             raise unreplayed.NotReplayed(f"exchange {index}: {refused[0]}")
         if holder:
             self.got[index] = holder[0]
-        if any(
-            index in {d["entry"] for d in later.get("_during", [])}
-            for later in self.recorded.entries[index + 1 :]
-        ):
+        later = range(index + 1, len(self.recorded.entries))
+        if any(index in self.recorded.during(number) for number in later):
             self.readers[index] = (thread, holder[0] if holder else None)
         else:
             thread.join(deadline + 5)
@@ -228,37 +223,37 @@ class Resend:
     # --- the request, with the new values where the old answers' were -------------------------
 
     def request(self, index: int) -> tuple[str, str, dict[str, str], bytes | None, str]:
-        entry = self.recorded.entries[index]
-        request = entry["request"]
-        url = httpx.URL(self.rebase(request["url"]))
+        recorded = self.recorded.entries[index]
+        request = recorded.exchange
+        url = httpx.URL(self.rebase(request.url))
         headers = {
-            h["name"]: h["value"]
-            for h in request["headers"]
-            if h["name"].lower() not in DROPPED_HEADERS
+            name: value
+            for name, value in request.request_headers.items()
+            if name.lower() not in DROPPED_HEADERS
         }
-        body = places.body_bytes(request.get("postData"))
-        principal, authorization = self.credential(entry["_credential"])
+        body = request.request_body
+        principal, authorization = self.credential(recorded.credential or "")
         if authorization is not None:
             headers["Authorization"] = authorization
-        for given in entry.get("_provenance", []):
-            number, at = given["from"]["entry"], given["from"]["at"]
+        for given in recorded.provenance:
+            number, at = given.entry, given.at
             value = self.value(number, at)
             if value is None:
-                sending = f"{request['method']} {url.path}"
+                sending = f"{request.method} {url.path}"
                 raise unreplayed.value_not_given(
-                    index, sending, given["slot"], (number, at), self.got.get(number)
+                    index, sending, given.slot, (number, at), self.got.get(number)
                 )
-            url, headers, body = places.put(given["slot"], value, url, headers, body)
-            old = places.place_value(places.recorded_answer(self.recorded.entries[number]), at)
+            url, headers, body = places.put(given.slot, value, url, headers, body)
+            old = places.place_value(self.recorded.entries[number].exchange, at)
             if old and old != value and len(old) >= places.SHORTEST:
                 self.renamed[old] = value
         url, body = self.renaming(url, body)
-        prefix = self.recorded.finding.get("prefix")
+        prefix = self.recorded.finding.prefix
         if prefix and body is not None:
             body = body.replace(prefix.encode(), self.sender.safety.ledger.run_prefix.encode())
-        outgoing = trail.Entry(request["method"], str(url), headers, body)
+        outgoing = trail.Entry(request.method, str(url), headers, body)
         unreplayed.refuse_old(index, outgoing, self.made_before, self.sender.safety.guard.seen)
-        return request["method"], str(url), headers, body, principal
+        return request.method, str(url), headers, body, principal
 
     def renaming(self, url: httpx.URL, body: bytes | None) -> tuple[httpx.URL, bytes | None]:
         """Every value an old answer gave, as the new answer gives it, wherever else it is
@@ -272,14 +267,14 @@ class Resend:
     def check(self, check: checks.Check) -> checks.Check:
         """A check with the new answers' values where it names the old ones."""
         text = json.dumps(check.as_json())
-        prefix = self.recorded.finding.get("prefix")
+        prefix = self.recorded.finding.prefix
         now = self.sender.safety.ledger.run_prefix
         for old, new in {**self.renamed, **({prefix: now} if prefix else {})}.items():
             text = text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
         return checks.from_words(json.loads(text))
 
     def rebase(self, url: str) -> str:
-        old = self.recorded.finding.get("target", "").rstrip("/")
+        old = self.recorded.finding.target.rstrip("/")
         if old and url.startswith(old):
             return self.sender.target.base_url.rstrip("/") + url[len(old) :]
         parsed = httpx.URL(url)
@@ -312,3 +307,7 @@ class Resend:
 
 def _keep(holder: list[trail.Entry]) -> trail.Entry:
     return holder[-1]
+
+
+def _loop_of(entry: trail.Entry) -> str | None:
+    return entry.poll.loop if entry.poll is not None else None

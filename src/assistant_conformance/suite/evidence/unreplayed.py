@@ -33,7 +33,7 @@ class NotReplayed(Exception):
 def made_by_run(recorded: Recorded) -> dict[str, str]:
     """What the reported run created, by identifier (its kind): its ledger, in the report folder
     beside the exchanges. Empty when the folder kept no ledger."""
-    prefix = recorded.finding.get("prefix") or ""
+    prefix = recorded.finding.prefix
     path = Path(recorded.path).parent.parent / LEDGER_DIR / f"{prefix}.jsonl"
     if not prefix or not path.is_file():
         return {}

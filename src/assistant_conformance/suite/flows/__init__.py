@@ -123,7 +123,7 @@ def poll(
     kind = until.kind.value
     waited_before = waits is not None and waits.spent(kind)
     deadline = time.monotonic() + (0 if waited_before else timeout)
-    with running.polling(until.as_json(with_entry=False), timeout):
+    with running.polling(until, timeout):
         while True:
             response = read()
             if checks.holds(until, [response.extensions[trail.ENTRY]]):
@@ -155,9 +155,8 @@ def settled(
     agrees with). Answers the last read, the values read at `key` in order, and whether two
     agreed. A replay reads by the same words (suite/evidence/resend.py)."""
     deadline = time.monotonic() + timeout
-    agree = {"key": key, "apart": AGREE_APART, "tries": AGREE_TRIES}
-    agree.update({"was": was} if was is not None else {})
-    with running.polling(until.as_json(with_entry=False), timeout, agree):
+    agree = trail.Agreement(key, AGREE_APART, AGREE_TRIES, was)
+    with running.polling(until, timeout, agree):
         seen: list[Any] = []
         while True:
             response = read()

@@ -24,7 +24,6 @@ import httpx
 
 from assistant_conformance.suite.flows import is_success, json_of, of_thread, poll, settled
 from assistant_conformance.suite.flows.agent import IDS, MANY_EVENTS, QUEUED, RESUMABLE, Agent
-from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.http.sse import (
     LiveStream,
@@ -33,6 +32,7 @@ from assistant_conformance.suite.http.sse import (
     StreamRead,
     read_stream,
 )
+from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.safety.ledger import Ledger
 
@@ -211,7 +211,7 @@ def need_events(read: StreamRead, at_least: int, what: str) -> None:
         )
 
 
-def check_event_ids(events: list[SseEvent], what: str, exchange: Exchange | None) -> bool:
+def check_event_ids(events: list[SseEvent], what: str, exchange: Entry | None) -> bool:
     """RUN-STREAM-EVENT-IDS: every event carried its own non-empty `id:` (but an opening frame,
     checks.unnamed)."""
     if not events:

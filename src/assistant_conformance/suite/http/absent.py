@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,7 +38,6 @@ import httpx
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import Operation, by_label, match_path
 from assistant_conformance.suite.http import trail
-from assistant_conformance.suite.http.exchange import Exchange
 
 PHRASES = ("not yet implemented", "not implemented", "not supported", "unsupported")
 NOT_SERVED = (405, 501)  # whatever was sent: the method or the operation is not served
@@ -163,11 +162,11 @@ def of_finding(
     return Absence(op.label, requirement, why) if why else None
 
 
-def exchange_of(entry: trail.Entry) -> Exchange:
-    """Evidence of a trail entry (what was sent, and the start of what came back)."""
+def exchange_of(entry: trail.Entry) -> trail.Entry:
+    """Evidence of a trail entry: what was sent, and the start of what came back (2000 bytes,
+    where a report shows the first EXCERPT characters of others)."""
     text = bytes(entry.response_body[:2000]).decode("utf-8", "replace")
-    return Exchange(entry.method, entry.url, dict(entry.request_headers), entry.request_body,
-                    entry.status, dict(entry.response_headers), text)  # fmt: skip
+    return replace(entry, note=text)
 
 
 def expected_status(op: Operation) -> str:

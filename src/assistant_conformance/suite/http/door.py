@@ -24,7 +24,7 @@ import httpx
 
 from assistant_conformance.contract.openapi import operation_label
 from assistant_conformance.suite.http import observe, running, strictjson, trail
-from assistant_conformance.suite.http.exchange import Exchange, request_content, request_evidence
+from assistant_conformance.suite.http.exchange import of_response, request_content, request_evidence
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
 SENT_AT = "conformance_sent_at"  # request extension: when its last attempt went out (monotonic)
@@ -40,7 +40,7 @@ def label_of(request: httpx.Request) -> str:
 
 def read_bounded(
     chunks: Iterable[bytes],
-    evidence_of: Callable[[str], Exchange],
+    evidence_of: Callable[[str], trail.Entry],
     *,
     label: str,
     started: float,
@@ -77,7 +77,7 @@ def json_of_body(
     content_type: str,
     label: str,
     status: int,
-    exchange: Callable[[], Exchange],
+    exchange: Callable[[], trail.Entry],
     entry: trail.Entry | None = None,
 ) -> Any:
     """A JSON body's value (None when it is not JSON); one that Python reads but RFC 8259 does not
@@ -101,7 +101,7 @@ def observe_answer(
     status: int,
     headers: dict[str, str],
     content: bytes,
-    exchange: Callable[[], Exchange],
+    exchange: Callable[[], trail.Entry],
     entry: trail.Entry | None = None,
 ) -> None:
     """Record what every answer of its kind must keep: a 2xx JSON object or array declared JSON,
@@ -135,7 +135,7 @@ class CappedStream(httpx.SyncByteStream):
         inner: httpx.SyncByteStream,
         cap: int,
         label: str,
-        evidence_of: Callable[[], Exchange],
+        evidence_of: Callable[[], trail.Entry],
         entry: trail.Entry,
         place: running.RunPlace,
     ) -> None:
@@ -262,8 +262,9 @@ class BoundedTransport(httpx.BaseTransport):
         if place is not None:
             place.answered(whole.status_code, headers, whole.content)
         whole.request = request  # the client sets it later; evidence needs it now
-        observe_answer(label, whole.status_code, headers, whole.content,
-                       lambda: Exchange.of(whole), entry)  # fmt: skip
+        observe_answer(
+            label, whole.status_code, headers, whole.content, lambda: of_response(whole), entry
+        )
         whole.extensions = {
             **whole.extensions,
             trail.ENTRY: entry,
@@ -272,7 +273,7 @@ class BoundedTransport(httpx.BaseTransport):
                 content_type,
                 label,
                 whole.status_code,
-                lambda: Exchange.of(whole),
+                lambda: of_response(whole),
                 entry,
             ),
         }
@@ -292,9 +293,8 @@ class BoundedTransport(httpx.BaseTransport):
         except httpx.ResponseNotRead:
             pass
 
-        def evidence_of(note: str) -> Exchange:
-            found = request_evidence(request, response.status_code, headers)
-            return Exchange(**{**found.__dict__, "response_excerpt": note})
+        def evidence_of(note: str) -> trail.Entry:
+            return request_evidence(request, response.status_code, headers, note)
 
         try:
             raw = read_bounded(

@@ -19,7 +19,6 @@ from assistant_conformance.suite.http.door import (
     observe_answer,
     read_bounded,
 )
-from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import LARGE, AnswerFault
 
 
@@ -34,19 +33,23 @@ def _urllib3_chunks(raw: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
         raise httpx.RemoteProtocolError(str(exc)) from None
 
 
-def requests_evidence(request: requests.PreparedRequest, response: requests.Response | None,
-                      note: str = "") -> Exchange:  # fmt: skip
+def requests_evidence(
+    request: requests.PreparedRequest, response: requests.Response | None, note: str = ""
+) -> trail.Entry:
     """Evidence of a request sent with requests (schemathesis' stack): with what came back."""
     body = request.body.encode() if isinstance(request.body, str) else request.body
-    return Exchange(
+    status = response.status_code if response is not None else None
+    headers = {k: str(v) for k, v in request.headers.items()}
+    found = trail.Entry(
         str(request.method),
         str(request.url),
-        {k: str(v) for k, v in request.headers.items()},
+        headers,
         body if isinstance(body, bytes) else None,
-        response.status_code if response is not None else None,
-        dict(response.headers) if response is not None else {},
-        note,
+        status=status,
     )
+    found.response_headers = dict(response.headers) if response is not None else {}
+    found.note = note
+    return found
 
 
 def requests_label(request: requests.PreparedRequest) -> str:
@@ -92,7 +95,7 @@ def read_requests_body(
     entry.take(response.content)
     place.answered(response.status_code, response.headers, response.content)
 
-    def answered() -> Exchange:
+    def answered() -> trail.Entry:
         return requests_evidence(request, response, response.text[:600])
 
     observe_answer(label, response.status_code, dict(response.headers), response.content,
@@ -112,7 +115,7 @@ class _CappedRaw:
         raw: Any,
         cap: int,
         label: str,
-        evidence: Exchange,
+        evidence: trail.Entry,
         entry: trail.Entry,
         place: running.RunPlace,
     ) -> None:

@@ -51,7 +51,7 @@ from unittest import SkipTest
 
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.run_folder import SharedCounts
-from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.trail import Entry
 
 LATE_TIMES = 2  # deadlines one operation may cost a run
 GROWTH = 2.0  # an operation's deadline: at least twice the longest whole answer it gave
@@ -84,7 +84,7 @@ def said(deadline: float) -> str:
 class Observation:
     kind: str
     what: str  # one readable line, naming the operation
-    evidence: Exchange | None
+    evidence: Entry | None
     key: str = ""  # tells two observations of the same kind apart (e.g. the problem)
     entry: Any = None  # the exchange it was seen in (suite/http/trail.py), for its replay
     fault: AnswerFault | None = None  # MISSED: the fault, charged once (`charged`)
@@ -93,7 +93,7 @@ class Observation:
 class AnswerFault(Exception):
     """The target's answer broke a bound of the door; `what` is one readable line."""
 
-    def __init__(self, kind: str, what: str, evidence: Exchange) -> None:
+    def __init__(self, kind: str, what: str, evidence: Entry) -> None:
         super().__init__(what)
         self.kind = kind
         self.what = what

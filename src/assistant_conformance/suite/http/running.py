@@ -31,7 +31,7 @@ from assistant_conformance.suite.http.observe import (
     AnswerFault,
     Observation,
 )
-from assistant_conformance.suite.http.trail import Entry
+from assistant_conformance.suite.http.trail import Agreement, Entry, Poll, Words
 
 Answered = TypeVar("Answered")
 
@@ -49,7 +49,7 @@ class Scope:
 
 
 # The running test's scope, and the polling loop (its words) its requests are part of.
-_running: ContextVar[tuple[Scope | None, dict[str, Any] | None]] = ContextVar(
+_running: ContextVar[tuple[Scope | None, Poll | None]] = ContextVar(
     "conformance_running", default=(None, None)
 )
 
@@ -81,15 +81,12 @@ def following(into: list[Entry]) -> AbstractContextManager[Scope]:
 
 
 @contextmanager
-def polling(
-    until: dict[str, Any], within: float, agree: dict[str, Any] | None = None
-) -> Iterator[None]:
+def polling(until: Words, within: float, agree: Agreement | None = None) -> Iterator[None]:
     """The requests of this block are one polling loop: read again until the check `until` holds
-    on the answer or `within` seconds pass; then, with `agree` ({key, apart, tries}), again until
-    two answers agree at `key` (a replay polls the same way)."""
+    on the answer or `within` seconds pass; then, with `agree`, again until two answers agree at
+    its key (a replay polls the same way)."""
     scope, _ = _running.get()
-    loop = {"until": until, "within": within, "loop": uuid.uuid4().hex[:8]}
-    loop.update({"agree": agree} if agree else {})
+    loop = Poll(until, within, uuid.uuid4().hex[:8], agree)
     token = _running.set((scope, loop))
     try:
         yield

@@ -21,7 +21,7 @@ import httpx
 
 from assistant_conformance.contract.openapi import operation_label
 from assistant_conformance.suite.http import observe, running, strictjson, trail
-from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.exchange import of_response
 from assistant_conformance.suite.http.observe import AnswerFault
 
 
@@ -115,7 +115,7 @@ class StreamRead:
     events: list[SseEvent]
     closed_by_server: bool  # the server ended the stream
     cut: str | None  # why the suite stopped reading: "max_events", "deadline", "read-timeout"
-    exchange: Exchange
+    exchange: trail.Entry
     entry: trail.Entry | None = None  # its exchange on the trail
 
     @property
@@ -134,7 +134,7 @@ RunEnded = Callable[[list[SseEvent], dict[str, str]], bool]
 
 
 def observe_data(
-    events: list[SseEvent], label: str, exchange: Exchange | None, entry: trail.Entry | None
+    events: list[SseEvent], label: str, exchange: trail.Entry | None, entry: trail.Entry | None
 ) -> None:
     """Record the first event whose data is JSON only by Python's lenient reading."""
     for event in events:
@@ -209,7 +209,7 @@ def read_stream(
         except AnswerFault as fault:  # past the door's cap
             cut = fault.what
         text = "\n".join(f"id: {e.id}\nevent: {e.event}\ndata: {e.data}\n" for e in events[:5])
-        exchange = Exchange.of(response, body_text=text)
+        exchange = of_response(response, body_text=text)
         trail.stopped(entry, len(events), cut or "the server ended it", closed)
     observe_data(events, operation_label(method, httpx.URL(url).path), exchange, entry)
     return StreamRead(
@@ -238,7 +238,7 @@ class LiveStream:
     content_type: str = ""
     response_headers: dict[str, str] = field(default_factory=dict)
     closed_by_server: bool = False
-    exchange: Exchange | None = None
+    exchange: trail.Entry | None = None
     error: str | None = None
     entry: trail.Entry | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -259,7 +259,8 @@ class LiveStream:
             ) as response:
                 self.status, self.response_headers = response.status_code, dict(response.headers)
                 self.content_type = response.headers.get("content-type", "")
-                self.exchange = Exchange.of(response, body_text="(streamed body)")
+                self.exchange = of_response(response, body_text="")
+                self.exchange.note = "(streamed body)"
                 self.entry = response.extensions.get(trail.ENTRY)
                 decoder = SseDecoder()
                 try:

@@ -43,7 +43,7 @@ def body_of(entry: Entry) -> Any:
 def events_of(entry: Entry) -> list[SseEvent]:
     """The events its reader took (the bytes past them were not read as events)."""
     events = parse_events(bytes(entry.response_body).decode("utf-8", "replace"))
-    taken = entry.stream["events"] if entry.stream is not None else entry.events
+    taken = entry.stream.events if entry.stream is not None else entry.events
     return events[:taken] if taken else events
 
 
@@ -345,9 +345,9 @@ class StreamEndsCheck(Check):
     entry: int = field(metadata=TRAIL_INDEX)
 
     def judge(self, entries: Sequence[Entry]) -> Verdict:
-        stream = entries[self.entry].stream or {}
-        ended = bool(stream.get("closed_by_server"))
-        return ended, "ended" if ended else f"still open ({stream.get('cut', 'no answer')})"
+        stream = entries[self.entry].stream
+        ended = stream is not None and bool(stream.closed_by_server)
+        return ended, "ended" if ended else f"still open ({stream.cut if stream else 'no answer'})"
 
 
 @dataclass(frozen=True, kw_only=True)

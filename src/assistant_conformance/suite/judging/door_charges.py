@@ -22,7 +22,6 @@ from assistant_conformance.report import redact
 from assistant_conformance.report.model import PASS
 from assistant_conformance.suite.http import absent, observe
 from assistant_conformance.suite.http.door import BEARER
-from assistant_conformance.suite.http.exchange import Exchange
 from assistant_conformance.suite.http.observe import (
     CHALLENGED,
     CUT,
@@ -35,6 +34,7 @@ from assistant_conformance.suite.http.observe import (
     SLOW,
     AnswerFault,
 )
+from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.charges import AUTH_401, FINDINGS_PER_REQUIREMENT, SHAPE
 from assistant_conformance.suite.judging.findings import TestRecord
@@ -48,7 +48,7 @@ FAULT_EXPECTED = {
 }
 
 
-def with_run_credential(evidence: Exchange) -> bool:
+def with_run_credential(evidence: Entry) -> bool:
     """Whether a request carried a bearer credential the run holds (registered as a secret)."""
     return observe.run_credential(evidence.request_headers)
 

@@ -28,7 +28,7 @@ from assistant_conformance.contract.openapi import by_label, match_path, operati
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
 from assistant_conformance.suite.http import absent, running, trail
 from assistant_conformance.suite.http.door import label_of
-from assistant_conformance.suite.http.exchange import Exchange, describe
+from assistant_conformance.suite.http.exchange import describe, evidence_record, of_response
 from assistant_conformance.suite.http.observe import NotJudged
 from assistant_conformance.suite.http.running import Scope
 from assistant_conformance.suite.judging import checks
@@ -133,9 +133,9 @@ def _record(
 def _evidence(response: object) -> dict[str, object] | None:
     """A failed finding's exchange, redacted (a pass keeps none: most findings pass)."""
     if isinstance(response, httpx.Response):
-        return Exchange.of(response).as_dict()
-    if isinstance(response, Exchange):
-        return response.as_dict()
+        return evidence_record(of_response(response))
+    if isinstance(response, trail.Entry):
+        return evidence_record(response)
     return None
 
 
@@ -161,7 +161,7 @@ def _label(response: object) -> str:
     """`METHOD /path/{template}` of the request behind an answer or exchange ("" for none)."""
     if isinstance(response, httpx.Response):
         return label_of(response.request)
-    if isinstance(response, Exchange):
+    if isinstance(response, trail.Entry):
         return operation_label(response.method, urlsplit(response.url).path)
     return ""
 

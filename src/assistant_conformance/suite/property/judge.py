@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from assistant_conformance.contract.openapi import by_id_table
-from assistant_conformance.suite.http.exchange import Exchange
+from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.judging.charges import CONTROLLED, FINDINGS_PER_REQUIREMENT
 
@@ -21,7 +21,7 @@ class Held:
     ok: bool
     expected: str
     actual: str
-    evidence: Exchange | None
+    evidence: Entry | None
     check: findings.Check | None = None  # how a replay judges it again
     span: tuple[int, int] | None = None  # the exchanges of its case
     operation: str = ""  # METHOD /path
@@ -51,7 +51,7 @@ class Judge:
         ok: bool,
         expected: str = "",
         actual: str = "",
-        evidence: Exchange | None = None,
+        evidence: Entry | None = None,
         key: str = "",
         check: findings.Check | None = None,
         hold: bool = True,
