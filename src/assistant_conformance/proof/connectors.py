@@ -31,39 +31,36 @@ SERVING_MODULE = "assistant_conformance.proof.serve"  # the reference's command,
 
 
 @dataclass(frozen=True)
-class MutantConnector:
-    """The reference with one mutant around it (proof/mutants): a server the suite must catch."""
+class ProofServerConnector:
+    """The reference with one of the proof's servers around it, by name from its catalogue."""
 
-    kind: ClassVar[str] = "mutant"
+    kind: ClassVar[str]
+    catalogue: ClassVar[Mapping[str, object]]
     name: str
     tokens: tuple[str, ...] = field(default=(), repr=False)  # given: these, not new ones
 
     @property
     def what(self) -> str:
-        return f"reference server, mutant {self.name}"
+        return f"reference server, {self.kind} {self.name}"
 
     def start(self, workdir: Path) -> Endpoint:
-        if self.name not in mutants.MUTANTS:
-            raise ConnectError(f"no mutant named {self.name!r}")
+        if self.name not in self.catalogue:
+            raise ConnectError(f"no {self.kind} named {self.name!r}")
         return reference_serving(self.kind, self.name, self.tokens).start(workdir)
 
 
-@dataclass(frozen=True)
-class VariantConnector:
+class MutantConnector(ProofServerConnector):
+    """The reference with one mutant around it (proof/mutants): a server the suite must catch."""
+
+    kind = "mutant"
+    catalogue = mutants.MUTANTS
+
+
+class VariantConnector(ProofServerConnector):
     """The reference with one variant around it (proof/variants): a server the suite must pass."""
 
-    kind: ClassVar[str] = "variant"
-    name: str
-    tokens: tuple[str, ...] = field(default=(), repr=False)
-
-    @property
-    def what(self) -> str:
-        return f"reference server, variant {self.name}"
-
-    def start(self, workdir: Path) -> Endpoint:
-        if self.name not in variants.VARIANTS:
-            raise ConnectError(f"no variant named {self.name!r}")
-        return reference_serving(self.kind, self.name, self.tokens).start(workdir)
+    kind = "variant"
+    catalogue = variants.VARIANTS
 
 
 def reference_serving(kind: str, name: str, tokens: tuple[str, ...] = ()) -> ReferenceConnector:
