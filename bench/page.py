@@ -62,12 +62,23 @@ def met_text(met: bool | None) -> str:
     return "-" if met is None else ("met" if met else "not met")
 
 
+def ratio_text(row: Row) -> str:
+    """The ratio to two places, or more where two would read on the other side of its goal
+    (0.5006 is not within "at most 0.5x": it reads 0.501x, not 0.50x)."""
+    if row.ratio is None:
+        return "-"
+    for places in (2, 3, 4):
+        shown = f"{row.ratio:.{places}f}"
+        if Row(row.key, float(shown), row.measured).met == row.met:
+            return f"{shown}x"
+    return f"{row.ratio}x"
+
+
 def table(rows: list[Row]) -> list[str]:
     """The table's Markdown lines (the heading and a blank line first)."""
     out = [HEADING, "", "| " + " | ".join(COLUMNS) + " |", "|---|---:|---|---|---|"]
     for row in rows:
-        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
-        cells = (row.what, ratio, row.measured, goal_text(row.goal), met_text(row.met))
+        cells = (row.what, ratio_text(row), row.measured, goal_text(row.goal), met_text(row.met))
         out.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
     return [*out, ""]
 

@@ -34,6 +34,15 @@ def test_rows_written_are_read_back_alike() -> None:
     assert [row.met for row in back] == [row.met for row in rows]
 
 
+def test_a_ratio_just_past_its_goal_reads_past_it() -> None:
+    """0.5006 against "at most 0.5x" is not met: written 0.50x, the page would not read back."""
+    rows = [page.Row(key, 1.0, "1.0 s vs 1.0 s") for key in page.ROWS]
+    rows[-1] = page.Row("deep", 0.5006, "491.3 s vs 981.4 s")
+    text = "\n".join(["CPU: Some CPU, 2 cores; Python 3.11", "", *page.table(rows)])
+    assert "| 0.501x |" in text
+    assert page.parse(text)[1][-1].met is False
+
+
 def _mutations() -> dict[str, tuple[str, str]]:
     """A part of the page -> what a malformed page has in its place."""
     rows = [page.Row(key, 1.0, "1.0 s vs 1.0 s") for key in page.ROWS]
