@@ -20,7 +20,12 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import document, htmlpage, model, verdicts
-from assistant_conformance.report.conformance_json import load_document, report_schema
+from assistant_conformance.report.conformance_json import (
+    Document,
+    TransportRecord,
+    load_document,
+    report_schema,
+)
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.run import capabilities
 
@@ -197,7 +202,8 @@ def test_what_a_target_answered_never_becomes_markup(failing: Run) -> None:
         status["evidence"] = tainted(status["evidence"])
     for r in answered["requirements"]:
         r["reason"], r["findings"] = tainted(r["reason"]), tainted(r["findings"])
-    clean, shown = Elements(htmlpage.to_html(doc)), Elements(htmlpage.to_html(answered))
+    clean = Elements(htmlpage.to_html(Document.model_validate(doc)))
+    shown = Elements(htmlpage.to_html(Document.model_validate(answered)))
     assert shown.tags == clean.tags
     (finding,) = next(r for r in answered["requirements"] if r["id"] == "THR-STATUS")["findings"]
     for value in (finding["expected"], finding["actual"], finding["evidence"]["curl"]):
@@ -331,8 +337,13 @@ def test_a_broken_test_is_a_harness_error_not_a_violation() -> None:
 def test_the_header_says_the_bound_of_runs_in_flight_and_any_run_over_it() -> None:
     way = {"tls": "verified", "headers": [], "rate_limit": None,
            "throttled": {"requests": 0, "seconds": 0}, "runs_at_once": 2}  # fmt: skip
-    within = document.transport_line({"transport": {**way, "most_runs_in_flight": 2}})
+    within = document.transport_line(_reached({**way, "most_runs_in_flight": 2}))
     assert within == "transport: runs in flight at most 2 at once across workers (most 2)"
     over = {**way, "most_runs_in_flight": 3, "runs_over_bound": 1}
-    line = document.transport_line({"transport": over, "workers": 2}) or ""
+    line = document.transport_line(_reached(over, workers=2)) or ""
     assert "(most 3; 1 started over it after waiting their longest for a place)" in line
+
+
+def _reached(way: dict[str, object], workers: int = 1) -> Document:
+    """A document with only its transport (and workers) given."""
+    return Document.model_construct(transport=TransportRecord.model_validate(way), workers=workers)
