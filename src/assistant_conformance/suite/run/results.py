@@ -66,7 +66,7 @@ def of_run(config: pytest.Config, started: RunStart, measured: Measurements) -> 
             if config.inipath == files.pytest_ini()
             else "pytest",
             **(
-                {"cleanup": removal.cleanup_summary(done)}
+                {"cleanup": removal.cleanup_summary(done).model_dump(mode="json")}
                 if (done := measured.get(stats.CLEANUP))
                 else {}
             ),
@@ -237,7 +237,7 @@ def _info(parts: list[ResultsFile], measured: Measurements, out: Path) -> dict[s
         "shards": len(parts),
         "absent_operations": lacking(measured, _capabilities(parts)),
         **(
-            {"cleanup": removal.cleanup_summary(done)}
+            {"cleanup": removal.cleanup_summary(done).model_dump(mode="json")}
             if (done := measured.get(stats.CLEANUP))
             else {}
         ),

@@ -21,7 +21,6 @@ from typing import Any
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.conformance_json import LeftGroup
 from assistant_conformance.report.document import left_lines
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
@@ -161,7 +160,7 @@ def outcome(result: SweepResult) -> SweepOutcome:
         f"sweep: {len(result.runs)} earlier runs with resources left "
         f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
     ]
-    said += left_lines([LeftGroup.model_validate(g) for g in grouped(result.left)])
+    said += left_lines(grouped(result.left))
     said += [f"  could not remove: {item.what}: {item.reason}" for item in result.left
              if item.removable]  # fmt: skip
     said += [f"  could not look for: {item.kind} {item.what}: {item.reason}"
