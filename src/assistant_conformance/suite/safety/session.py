@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -25,7 +24,14 @@ from assistant_conformance.suite.http.target import Target, probe
 from assistant_conformance.suite.safety.budget import BUDGET_FILE, Allowance
 from assistant_conformance.suite.safety.guard import Guard
 from assistant_conformance.suite.safety.guarded import Guarding
-from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read_ledger
+from assistant_conformance.suite.safety.ledger import (
+    ALT,
+    LEDGER_DIR,
+    MAIN,
+    Ledger,
+    LedgerLine,
+    read_ledger,
+)
 from assistant_conformance.suite.safety.removal import CleanupJson
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
@@ -97,7 +103,7 @@ class SafetySession:
         return self.record
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def _records(path: Path) -> list[LedgerLine]:
     return read_ledger(path) if path.exists() else []
 
 
