@@ -3,7 +3,7 @@ that hold each concern of a run, registered in order.
 
 Each concern keeps its typed key on the config's stash (suite/run/state.py) and, where it acts
 on pytest's hooks, a plugin object registered here: the garbage collector's schedule
-(run/memory.py), the results as reports arrive and NotJudged made a skip (judging/outcomes.py),
+(run/memory.py), the results as reports arrive and NotJudged made a skip (run/outcomes.py),
 the requirement markers and labels (`Labels`), a harness error's stop (run/state.py), each test's
 record and verdict (run/recording.py), the run's end and reports (run/reporting.py), the spread
 over workers (run/concurrency.py), --sweep (run/reporting.py). The plugin changes nothing at
@@ -31,12 +31,11 @@ from assistant_conformance.suite.config.settings import (
 )
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
-from assistant_conformance.suite.judging import outcomes
-from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.property import compat, generation
-from assistant_conformance.suite.run import capabilities, identity
+from assistant_conformance.suite.run import capabilities, identity, outcomes
 from assistant_conformance.suite.run.concurrency import AFTER_PROBE, Dealing, ask_workers
 from assistant_conformance.suite.run.memory import CollectorSchedule
+from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.run.recording import TestRecording
 from assistant_conformance.suite.run.reporting import RunReporting, Sweeping
 from assistant_conformance.suite.run.state import (

@@ -7,8 +7,7 @@
 - door_charges.py: what the doors saw (faults, observations, absent operations) charged;
 - checks.py: checks as data, judged by the same words in a test, a replay and the audit;
 - error_bodies.py: an error object under a success status; idle_reads.py: what differs between
-  two reads of a resource left alone;
-- outcomes.py: pytest's reports into test results, findings deciding each outcome.
+  two reads of a resource left alone.
 
 May import: config, http.
 """

@@ -21,7 +21,7 @@ from assistant_conformance.contract.resources import Ask, capability_probes
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, UNSUPPORTED_GROUP, GroupStatus
 from assistant_conformance.suite.http import observe
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
-from assistant_conformance.suite.judging.outcomes import requirement_ids
+from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.safety.budget import BudgetSpent
 
 __all__ = [

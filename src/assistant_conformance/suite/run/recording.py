@@ -1,7 +1,7 @@
 """One test, from its set-up to its report's verdict (`TestRecording`, a plugin object registered
 at configure): the exchanges its fixtures made (a finding's start), its record opened around its
 call (what it finds, what the doors observe, the operations its exchanges show absent), its HAR
-kept, and the report's outcome decided from its findings (judging/outcomes.py).
+kept, and the report's outcome decided from its findings (run/outcomes.py).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from assistant_conformance.suite.evidence import har
 from assistant_conformance.suite.http import running, trail
 from assistant_conformance.suite.http.observe import AnswerFault
-from assistant_conformance.suite.judging import door_charges, findings, outcomes
+from assistant_conformance.suite.judging import door_charges, findings
 from assistant_conformance.suite.judging.findings import TestRecord
-from assistant_conformance.suite.judging.outcomes import requirement_ids
-from assistant_conformance.suite.run import stats
+from assistant_conformance.suite.run import outcomes, stats
+from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.run.state import (
     RECORD_KEY,
     measurements,
