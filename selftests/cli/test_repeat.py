@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from assistant_conformance.cli import command, repeat
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.repeat import Repeats
 
 COMMAND = [sys.executable, "-m", "assistant_conformance", "run"]

@@ -148,7 +148,7 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
 
     from assistant_conformance.report import redact
     from assistant_conformance.suite.http import exchange, observe
-    from assistant_conformance.suite.judging import door_charges, findings
+    from assistant_conformance.suite.judging import answer_charges, findings
 
     redact.register("selftest-run-token")
     headers = {"Authorization": credential} if credential else {}
@@ -166,7 +166,7 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
                     observe.CUT, "closed", exchange.request_evidence(request, None, {})
                 )
         except observe.AnswerFault as fault:
-            assert door_charges.charge_fault(fault).endswith(f"(charged to {charged})")
+            assert answer_charges.charge_fault(fault).endswith(f"(charged to {charged})")
     assert [f.requirement for f in record.findings] == [charged]
 
 

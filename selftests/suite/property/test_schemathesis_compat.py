@@ -157,7 +157,7 @@ def test_6_schemathesis_reports_a_generated_test_by_its_operation_label() -> Non
 def test_7_hypothesis_draws_literals_of_the_suites_own_modules_without_it(unpatched) -> None:
     """In a checkout (an editable install) the suite's modules are local: their literals are
     among the constants Hypothesis mixes into its draws."""
-    import assistant_conformance.suite.judging.charges  # noqa: F401  (a local module, with literals)
+    import assistant_conformance.suite.judging.schemathesis_charges  # noqa: F401  (a local module, with literals)
 
     assert "ROBUST-BAD-INPUT-4XX" in providers._get_local_constants().set_for_type("string")
 

@@ -26,7 +26,7 @@ from assistant_conformance.audit.sequence import sequence_requirements
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report import JUNIT_FILE, redact, write_all
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.model import (
     ERROR,
     FAIL,

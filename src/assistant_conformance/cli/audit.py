@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 FINDINGS_SHOWN = 5  # findings printed per requirement; the reports hold them all
 

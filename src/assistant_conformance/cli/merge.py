@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from assistant_conformance.report.document import cleanup_lines, to_dict
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.suite.run.results import ShardMergeError, merge
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 
 def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

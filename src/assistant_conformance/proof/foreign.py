@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from assistant_conformance.contract import files
-from assistant_conformance.report import pipe
+from assistant_conformance.report import closed_pipe
 
 PROJECT = Path(str(resources.files("assistant_conformance.proof"))) / "langgraph"
 VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV") or files.user_cache() / "venv-langgraph")
@@ -180,4 +180,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    pipe.exit_quietly(main)
+    closed_pipe.exit_quietly(main)

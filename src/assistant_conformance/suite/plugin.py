@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.report import baseline, integrations, pipe, redact
+from assistant_conformance.report import baseline, closed_pipe, integrations, redact
 from assistant_conformance.suite.config import argv
 from assistant_conformance.suite.config.run_folder import Measurements, RunFolder
 from assistant_conformance.suite.config.settings import (
@@ -85,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
     if active:  # first: the collector off through the rest of start-up
         config.pluginmanager.register(CollectorSchedule(), "assistant-conformance-memory")
-    pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe does not end the run
+    closed_pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe ends no run
     catalogue = load()
     add_markers(config, catalogue.sections)
     try:

@@ -5,9 +5,9 @@ a finding's exchange in the reports (suite/http/exchange.py), the trail's, and w
 reads back; it is filled in as its answer comes, so it is not frozen, but what it holds beside
 HTTP's own fields (its stream's end, its polling loop) is typed and frozen.
 
-The doors append an Entry to the running test's trail as a request goes out (running.py: `enter`)
-and fill it in as its answer comes (a stream's bytes as its reader takes them, and where the
-reader stopped); outside a test nothing is kept.
+The doors append an Entry to the running test's trail as a request goes out (running_test.py:
+`enter`) and fill it in as its answer comes (a stream's bytes as its reader takes them, and where
+the reader stopped); outside a test nothing is kept.
 Bodies are kept up to BODY_LIMIT bytes: what is needed to see and replay a finding, not a copy of
 every answer.
 """

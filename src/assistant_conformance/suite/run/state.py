@@ -23,7 +23,7 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.baseline import BaselineEntry
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.model import GroupStatus
 from assistant_conformance.suite.config.run_folder import Measurements, RunFolder
 from assistant_conformance.suite.config.settings import SuiteSettings

@@ -21,7 +21,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite.http.door import JSON_VALUE
+from assistant_conformance.suite.http.answer_bounds import JSON_VALUE
 from assistant_conformance.suite.http.observe import SILENT, SLOW, AnswerFault, Overdue
 from assistant_conformance.suite.http.policy import Throttled
 from assistant_conformance.suite.safety.guard import (

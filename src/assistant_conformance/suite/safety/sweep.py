@@ -22,7 +22,7 @@ import httpx
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.document import left_lines
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, preflight
