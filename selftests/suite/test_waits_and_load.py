@@ -38,7 +38,7 @@ def test_a_run_wait_is_given_the_wait_for_a_run_and_others_grow_with_their_answe
     assert late.deadline_of(CREATE, 10.0) == 10.0
     late.took(CREATE, 7.0, 10.0)
     grown = late.deadline_of(CREATE, 10.0)
-    assert grown == 14.0 and "twice the longest answer of this operation" in grown.why
+    assert grown == 14.0 and "twice the longest answer of this operation" in grown.source
     late.took(CREATE, 60.0, 10.0)  # grown at most twice --request-timeout
     assert late.deadline_of(CREATE, 10.0) == 20.0
 
@@ -47,7 +47,7 @@ def test_a_wait_behind_the_suites_runs_is_given_their_time_within_a_bound() -> N
     late = Deadlines(SharedCounts(None), run_wait=30.0, run_waits=frozenset({RUN_WAIT}))
     behind = late.deadline_of(RUN_WAIT, 10.0, ahead=1, longest_run=12.0)
     assert behind == 42.0
-    assert "1 run(s) of the suite ahead of it" in behind.why and "12 s" in behind.why
+    assert "1 run(s) of the suite ahead of it" in behind.source and "12 s" in behind.source
     assert late.deadline_of(RUN_WAIT, 10.0, ahead=1, longest_run=500.0) == 60.0  # each at most 30
     assert late.deadline_of(RUN_WAIT, 10.0, ahead=1, longest_run=0.0) == 30.0  # none measured
 

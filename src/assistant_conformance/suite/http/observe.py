@@ -65,19 +65,19 @@ MISSED = "missed its deadline"  # a plain request's: judged in its test, whateve
 
 
 class Deadline(float):
-    """Seconds for a whole answer, with where they come from (`why`, said in a fault)."""
+    """Seconds for a whole answer, with where they come from (`source`, said in a fault)."""
 
-    why: str
+    source: str
 
-    def __new__(cls, seconds: float, why: str = "--request-timeout") -> Deadline:
+    def __new__(cls, seconds: float, source: str = "--request-timeout") -> Deadline:
         made = super().__new__(cls, seconds)
-        made.why = why
+        made.source = source
         return made
 
 
 def said(deadline: float) -> str:
     """`deadline` in a fault's words: its seconds and where they come from."""
-    return f"{deadline:g} s ({getattr(deadline, 'why', '--request-timeout')})"
+    return f"{deadline:g} s ({getattr(deadline, 'source', '--request-timeout')})"
 
 
 @dataclass(frozen=True)

@@ -108,10 +108,10 @@ def reading(entry: Entry | None, events: int) -> None:
         entry.events, entry.open = events, True
 
 
-def stopped(entry: Entry | None, events: int, why: str, closed_by_server: bool) -> None:
+def stopped(entry: Entry | None, events: int, cut: str, closed_by_server: bool) -> None:
     """A stream reader's account of where it stopped reading (replay stops there too)."""
     if entry is not None:
-        entry.stream = StreamEnd(events, why, closed_by_server)
+        entry.stream = StreamEnd(events, cut, closed_by_server)
         entry.events = events
         entry.ended()
 

@@ -107,8 +107,8 @@ class RunReporting:
             run.gate = Gate(status, why, [stopped, *run.gate.problems] if stopped else early)
         write_all(run, settings.report_dir)
         finished = status != pytest.ExitCode.INTERRUPTED and not stopped
-        kept = results.kept(run, collector.results, measured, finished)
-        results.save_results(kept, settings)
+        record = results.merge_record(run, collector.results, measured, finished)
+        results.save_results(record, settings)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         config = terminalreporter.config

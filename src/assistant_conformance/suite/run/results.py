@@ -86,13 +86,15 @@ def lacking(measured: Measurements, groups: dict[str, GroupStatus]) -> list[dict
     return absent.absent_summary(measured.get(stats.ABSENT), unsupported)
 
 
-def save_results(kept: dict[str, Any], settings: SuiteSettings) -> None:
+def save_results(record: dict[str, Any], settings: SuiteSettings) -> None:
     shard = str(settings.shard) if settings.shard else None
-    text = json.dumps(redact.redacted({**kept, "shard": shard}), default=str)
+    text = json.dumps(redact.redacted({**record, "shard": shard}), default=str)
     (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
 
 
-def kept(run: Run, tests: list[TestResult], measured: Measurements, ended: bool) -> dict[str, Any]:
+def merge_record(
+    run: Run, tests: list[TestResult], measured: Measurements, ended: bool
+) -> dict[str, Any]:
     """What a run keeps for a merge: its identity, its tests' records and what it measured."""
     options = run.info["options"]
     return {

@@ -31,8 +31,8 @@ from assistant_conformance.suite.safety.ledger import (
     MAIN,
     Ledger,
     Removal,
-    now,
     read_ledger,
+    utc_timestamp,
 )
 from assistant_conformance.suite.safety.lookup import Unanswered, look_for
 from assistant_conformance.suite.safety.removal import (
@@ -126,7 +126,9 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
         result.removed += len(entries) - len(left)
         left += unlooked
         result.left += left + undeletable(records, at)
-        earlier._write({"event": "swept", "left": [i.as_dict() for i in left], "at": now()})
+        earlier._write(
+            {"event": "swept", "left": [i.as_dict() for i in left], "at": utc_timestamp()}
+        )
         earlier.release()
     return result
 
