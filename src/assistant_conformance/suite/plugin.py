@@ -1,14 +1,14 @@
 """The suite's pytest plugin: its options, and at configure the run's state and the plugin objects
 that hold each concern of a run, registered in order.
 
-Each concern keeps its typed key on the config's stash (suite/run/state.py) and, where it acts
-on pytest's hooks, a plugin object registered here: the garbage collector's schedule
-(run/memory.py), the results as reports arrive and NotJudged made a skip (run/outcomes.py),
-the requirement markers and labels (`Labels`), a harness error's stop (run/state.py), each test's
-record and verdict (run/recording.py), the run's end and reports (run/reporting.py), the spread
-over workers (run/concurrency.py), --sweep (run/reporting.py). The plugin changes nothing at
-import. Its fixtures (the target, clients of each principal, the run's ledger) are in
-suite/fixtures.py.
+Each concern keeps its typed key on the config's stash (suite/run/state.py) and, where it acts on
+pytest's hooks, a plugin object registered here: the garbage collector's schedule (run/memory.py),
+the results as reports arrive and NotJudged made a skip (run/outcomes.py), the requirement markers
+and labels (`Labels`), a harness error's stop (run/state.py), each test's record and verdict
+(run/recording.py), the run's end and reports (run/reporting.py), a spread run's one embedded
+reference (run/shared_reference.py), the spread over workers (run/concurrency.py), --sweep
+(run/reporting.py). The plugin changes nothing at import. Its fixtures (the target, clients of each
+principal, the run's ledger) are in suite/fixtures.py.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from assistant_conformance.suite.run.memory import CollectorSchedule
 from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.run.recording import TestRecording
 from assistant_conformance.suite.run.reporting import RunReporting, Sweeping
+from assistant_conformance.suite.run.shared_reference import SharedReference
 from assistant_conformance.suite.run.state import (
     COLLECTED,
     FOUND,
@@ -54,10 +55,7 @@ from assistant_conformance.suite.safety.guarded import Guarding, ProbesAdapter
 from assistant_conformance.suite.safety.ledger import ANONYMOUS
 from assistant_conformance.suite.safety.session import GUARDED_CLIENTS
 
-pytest_plugins = (
-    "assistant_conformance.suite.run.shared_reference",  # before the fixtures, which import it
-    "assistant_conformance.suite.fixtures",
-)
+pytest_plugins = ("assistant_conformance.suite.fixtures",)
 _REDACTION = pytest.StashKey[Any]()  # the token that makes the run's secrets active
 
 
@@ -138,18 +136,21 @@ def add_markers(config: pytest.Config, sections: dict[str, str]) -> None:
 def register_objects(config: pytest.Config, setup: RunSetup, found: TargetFound) -> None:
     """The run's state under its keys, and its plugin objects. pytest calls a hook's
     implementations the later registered first (a wrapper: outside): the spread over workers
-    (`Dealing`) wraps the others' session start, the reference's launch among them."""
+    (`Dealing`) wraps the others' session start, the shared reference's launch
+    (`SharedReference`) among them."""
     collector = outcomes.Collector(found.capabilities)
     stop = HarnessStop(found, setup.worker)
     config.stash[SETUP], config.stash[FOUND], config.stash[STOP] = setup, found, stop
     config.stash[MEASURED], config.stash[COLLECTED] = Measurements(), collector
     plugins: list[tuple[object, str]] = [
+        (capabilities.CapabilityGate(), "capability-gate"),
         (collector, "collector"),
         (outcomes.NotJudgedSkips(), "skips"),
         (Labels(), "labels"),
         (stop, "stop"),
         (TestRecording(), "recording"),
         (RunReporting(), "reporting"),
+        (SharedReference(), "shared-reference"),
         (Dealing(), "dealing"),
     ]
     if setup.settings.sweep:
