@@ -25,8 +25,9 @@ def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def main(args: argparse.Namespace) -> int:
     prog = args.prog
     if args.report_dir.resolve() in {f.resolve() for f in args.folders}:
-        print(f"{prog}: error: --report-dir must not be one of the shards' folders",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{prog}: error: --report-dir must not be one of the shards' folders", file=sys.stderr
+        )
         return Exit.USAGE
     try:
         run = merge(args.folders, args.report_dir)
@@ -40,6 +41,7 @@ def main(args: argparse.Namespace) -> int:
     count = sum(doc["totals"].values())
     print(f"{len(args.folders)} shards merged; {count} requirements: {totals}")
     result = doc["result"]
-    print(f"result: {result['outcome']} (exit {result['exit_status']}); "
-          f"reports in {args.report_dir}/")  # fmt: skip
+    print(
+        f"result: {result['outcome']} (exit {result['exit_status']}); reports in {args.report_dir}/"
+    )
     return int(result["exit_status"])

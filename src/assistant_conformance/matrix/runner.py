@@ -115,10 +115,17 @@ def load_column(report_dir: Path) -> tuple[dict[str, Any], Column]:
     if kept.get("format") != COLUMN_FORMAT:
         raise ValueError(f"{report_dir / COLUMN_FILE}: not a {COLUMN_FORMAT} file")
     raw = kept["target"]
-    target = MatrixTarget(**{**raw, "unsupported": tuple(raw["unsupported"]),
-                       "options": tuple(raw["options"])})  # fmt: skip
-    column = Column(target, kept["status"], kept["reason"], kept["exit_status"], kept["seconds"],
-                    kept["versions"])  # fmt: skip
+    target = MatrixTarget(
+        **{**raw, "unsupported": tuple(raw["unsupported"]), "options": tuple(raw["options"])}
+    )
+    column = Column(
+        target,
+        kept["status"],
+        kept["reason"],
+        kept["exit_status"],
+        kept["seconds"],
+        kept["versions"],
+    )
     column.document = document_in(report_dir)
     return kept["plan"], column
 

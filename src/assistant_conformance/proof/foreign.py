@@ -68,9 +68,16 @@ def langgraph_binary() -> Path:
         return binary
     steps = [
         [sys.executable, "-m", "venv", str(VENV)],
-        [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-r",
-         str(PROJECT / "requirements.txt")],
-    ]  # fmt: skip
+        [
+            str(VENV / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-r",
+            str(PROJECT / "requirements.txt"),
+        ],
+    ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
         if done.returncode != 0:
@@ -130,8 +137,18 @@ def start_langgraph(
         "LANGCHAIN_TRACING_V2": "false",
     }
     log_path = workdir / "langgraph.log"
-    command = [str(binary), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
-               "--no-reload", "--n-jobs-per-worker", "10"]  # fmt: skip
+    command = [
+        str(binary),
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--no-reload",
+        "--n-jobs-per-worker",
+        "10",
+    ]
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             command, cwd=project, env=env, stdout=log, stderr=log, start_new_session=True

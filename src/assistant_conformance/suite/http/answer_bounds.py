@@ -260,9 +260,11 @@ class BoundedTransport(httpx.BaseTransport):
                 place or runs_in_flight.RunPlace(None),
             )
             return httpx.Response(
-                response.status_code, headers=response.headers, stream=capped,
+                response.status_code,
+                headers=response.headers,
+                stream=capped,
                 extensions={**response.extensions, trail.ENTRY: entry},
-            )  # fmt: skip
+            )
         try:
             whole = self._whole(request, response, label, headers, limit)
         except AnswerFault as fault:

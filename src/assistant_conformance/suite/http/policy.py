@@ -304,7 +304,12 @@ class PolicyAdapter(HTTPAdapter):
             evidence = requests_bounds.requests_evidence(request, None)
             raise AnswerFault(CUT, f"{label}: {what}", evidence) from None
         requests_bounds.read_requests_body(
-            request, response, started=started, deadline=limit,
-            cap=self.policy.cap, entry=entry, place=place or runs_in_flight.RunPlace(None),
-        )  # fmt: skip
+            request,
+            response,
+            started=started,
+            deadline=limit,
+            cap=self.policy.cap,
+            entry=entry,
+            place=place or runs_in_flight.RunPlace(None),
+        )
         return response

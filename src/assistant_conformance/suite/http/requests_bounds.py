@@ -68,9 +68,15 @@ def requests_entry(request: requests.PreparedRequest) -> trail.Entry:
 
 
 def read_requests_body(
-    request: requests.PreparedRequest, response: requests.Response, *, started: float,
-    deadline: float, cap: int, entry: trail.Entry, place: runs_in_flight.RunPlace,
-) -> None:  # fmt: skip
+    request: requests.PreparedRequest,
+    response: requests.Response,
+    *,
+    started: float,
+    deadline: float,
+    cap: int,
+    entry: trail.Entry,
+    place: runs_in_flight.RunPlace,
+) -> None:
     """The requests stack's side of the door: `response` read whole under the bounds (an event
     stream is left to its reader, capped), its JSON checked as httpx answers are; its run's
     `place` told how the answer ended (runs_in_flight.py)."""
@@ -85,8 +91,11 @@ def read_requests_body(
         response._content = read_bounded(
             _urllib3_chunks(response.raw),
             lambda note: requests_evidence(request, response, note),
-            label=label, started=started, deadline=deadline, cap=cap,
-        )  # fmt: skip
+            label=label,
+            started=started,
+            deadline=deadline,
+            cap=cap,
+        )
     except AnswerFault as fault:
         entry.fault = fault.kind
         raise
@@ -99,8 +108,9 @@ def read_requests_body(
     def answered() -> trail.Entry:
         return requests_evidence(request, response, response.text[:600])
 
-    observe_answer(label, response.status_code, dict(response.headers), response.content,
-                   answered, entry)  # fmt: skip
+    observe_answer(
+        label, response.status_code, dict(response.headers), response.content, answered, entry
+    )
     value = json_of_body(
         response.content, content_type, label, response.status_code, answered, entry
     )

@@ -282,8 +282,12 @@ class LiveStream:
         except AnswerFault as fault:  # no answer at all: the thread ends, the test reads why
             self.error = fault.what
         finally:
-            observe_data(self.events, operation_label(self.method, httpx.URL(self.url).path),
-                         self.exchange, self.entry)  # fmt: skip
+            observe_data(
+                self.events,
+                operation_label(self.method, httpx.URL(self.url).path),
+                self.exchange,
+                self.entry,
+            )
             self._done.set()
 
     def wait_for(self, count: int, timeout: float) -> bool:

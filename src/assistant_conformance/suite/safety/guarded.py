@@ -186,7 +186,9 @@ def as_httpx(request: requests.PreparedRequest) -> httpx.Request:
     """A request sent with requests, as the guard and the ledger read one (method, URL,
     headers, body)."""
     body = request.body.encode() if isinstance(request.body, str) else request.body
-    headers = {k: v.decode("latin-1") if isinstance(v, bytes) else str(v)
-               for k, v in request.headers.items()}  # fmt: skip
+    headers = {
+        k: v.decode("latin-1") if isinstance(v, bytes) else str(v)
+        for k, v in request.headers.items()
+    }
     content = body if isinstance(body, bytes) else None
     return httpx.Request(str(request.method), str(request.url), headers=headers, content=content)

@@ -61,8 +61,9 @@ def open_entries(records: list[dict[str, Any]]) -> tuple[list[Removal], list[Una
         if r.get("event") == "intent":
             what = f"{r.get('method')} {r.get('path')}"
             principal = r.get("principal", MAIN)
-            intents[seq] = Unanswered(seq, principal, what, kind_of(str(r.get("path"))),
-                                      r.get("marker"))  # fmt: skip
+            intents[seq] = Unanswered(
+                seq, principal, what, kind_of(str(r.get("path"))), r.get("marker")
+            )
         elif r.get("event") == "created":
             d = r["delete"]
             principal = r.get("principal", MAIN)
@@ -163,10 +164,14 @@ def outcome(result: SweepResult) -> SweepOutcome:
         f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
     ]
     said += left_lines(grouped(result.left))
-    said += [f"  could not remove: {item.what}: {item.reason}" for item in result.left
-             if item.removable]  # fmt: skip
-    said += [f"  could not look for: {item.kind} {item.what}: {item.reason}"
-             for item in result.left if item.unfound]  # fmt: skip
+    said += [
+        f"  could not remove: {item.what}: {item.reason}" for item in result.left if item.removable
+    ]
+    said += [
+        f"  could not look for: {item.kind} {item.what}: {item.reason}"
+        for item in result.left
+        if item.unfound
+    ]
     said += [f"  left alone: run {run} is still going" for run in result.live]
     failed = any(item.removable or item.unfound for item in result.left)
     return SweepOutcome(Exit.HARNESS if failed else Exit.CONFORMANT, said)
