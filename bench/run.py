@@ -235,6 +235,7 @@ def profile_of(stamps: dict[str, Any], launched: float, wall: float, cpu: float)
         "requests_per_second": requests / wall if wall else float("nan"),
         "cpu_per_request": client_cpu / requests if requests else float("nan"),
         "tests_cpu_per_request": tests_cpu / requests if requests else float("nan"),
+        "cases": {k: stamps.get(f"cases_{k}") for k in ("run", "tested", "sent")},
     }
 
 
@@ -798,6 +799,16 @@ def profile_table(prof: dict[str, Any]) -> list[str]:
         f"{prof['tests_cpu_per_request'] * 1000:.1f} ms in the tests).",
         "",
     ]
+    cases = prof.get("cases") or {}
+    if cases.get("run"):
+        out += [
+            f"The property tests' cases: Hypothesis ran {cases['run']} (explicit coverage cases, "
+            f"generated cases, state-machine scenarios); {cases['tested']} stateless cases "
+            f"reached the runner and it sent {cases['sent']} cases and steps, of the run's "
+            f"{prof['requests']} requests (the rest: probes, the scenario tests, set-up, "
+            "clean-up).",
+            "",
+        ]
     return out
 
 
