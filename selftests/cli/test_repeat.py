@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from assistant_conformance.cli import command, repeat
+from assistant_conformance.reference.connectors import Endpoint
 from assistant_conformance.report.exits import Exit
 from assistant_conformance.report.repeat import Repeats
 
@@ -136,3 +137,25 @@ def test_repeated_runs_against_the_embedded_default_judge_one_reference(tmp_path
     written = json.loads((tmp_path / "repeat.json").read_text())
     assert [r["exit_status"] for r in written["runs"]] == [0, 0] and written["differing"] == []
     assert "2 runs against one target: every verdict the same (exit 0)" in done.stdout
+
+
+def test_a_started_references_tokens_reach_each_run_in_its_environment_not_its_argv(
+    tmp_path: Path,
+) -> None:
+    """A command line is readable by every user of the machine (`ps`): the tokens of the
+    reference started for the runs go in the child's environment, and token words given on the
+    command line are dropped so that the started reference's are used."""
+    target = Endpoint("http://127.0.0.1:1", ("started-main-token", "started-alt-token"))
+    argv = ["--token", "given-token", "--alt-token=given-alt", "-k", "x", "--", "-q"]
+    words, env = repeat.run_command(argv, tmp_path, target)
+    assert not any("token" in word for word in words), words
+    assert "--base-url=http://127.0.0.1:1" in words and words[-1] == "-q"
+    assert words[words.index("-k") : words.index("-k") + 2] == ["-k", "x"]
+    assert env["ASSISTANT_API_TOKEN"] == "started-main-token"
+    assert env["ASSISTANT_API_ALT_TOKEN"] == "started-alt-token"
+
+
+def test_runs_against_a_given_target_keep_the_words_given(tmp_path: Path) -> None:
+    argv = ["--base-url", "http://example.invalid", "--token=given-token"]
+    words, _ = repeat.run_command(argv, tmp_path, None)
+    assert "--token=given-token" in words and "--base-url" in words

@@ -72,11 +72,41 @@ def _reference(report_dir: Path) -> Endpoint:
 
 def _run(argv: list[str], out: Path, target: Endpoint | None) -> int:
     """One `run` with the given words, reporting to `out`, against `target` where one was
-    started here (its address and tokens last: they win over any given)."""
+    started here."""
+    command, env = run_command(argv, out, target)
+    return subprocess.run(command, env=env, check=False).returncode
+
+
+TOKEN_FLAGS = ("--token", "--alt-token")
+
+
+def run_command(
+    argv: list[str], out: Path, target: Endpoint | None
+) -> tuple[list[str], dict[str, str]]:
+    """The child's command and environment for one run. Where the target was started here, its
+    address goes on the command line and its tokens in the environment (a command line is
+    visible to every user of the machine); the token words given are dropped, so that the
+    started reference's tokens are the ones used."""
     split = argv.index("--") if "--" in argv else len(argv)
+    words, env = argv[:split], dict(os.environ)
     own = [f"--report-dir={out}"]
     if target is not None:
-        own += [f"--base-url={target.base_url}", f"--token={target.token}"]
-        own += [f"--alt-token={target.alt_token}"]
-    command = [sys.executable, "-m", "assistant_conformance", "run", *argv[:split], *own]
-    return subprocess.run([*command, *argv[split:]], check=False).returncode
+        words = _without_tokens(words)
+        own.append(f"--base-url={target.base_url}")
+        env.update(target.environment())
+    command = [sys.executable, "-m", "assistant_conformance", "run", *words, *own]
+    return [*command, *argv[split:]], env
+
+
+def _without_tokens(words: list[str]) -> list[str]:
+    """`words` without `--token T`, `--token=T` and the same of `--alt-token`."""
+    kept: list[str] = []
+    skip_next = False
+    for word in words:
+        if skip_next:
+            skip_next = False
+        elif word in TOKEN_FLAGS:
+            skip_next = True
+        elif not word.startswith(tuple(f"{flag}=" for flag in TOKEN_FLAGS)):
+            kept.append(word)
+    return kept
