@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import httpx
+import hypothesis.configuration as hypothesis_configuration
 import hypothesis.internal.conjecture.providers as providers
 import pytest
 import requests
@@ -178,3 +179,15 @@ def test_8_with_it_the_same_candidates_come_in_the_same_order(patched) -> None:
     assert compat.ALL_ENUM_CANDIDATES.cache_info().currsize == 0  # the whole list not drawn
     assert list(candidates) == list(compat.ALL_ENUM_CANDIDATES())
     assert first == list(compat.ALL_ENUM_CANDIDATES())[: compat.ENUM_CANDIDATES]
+
+
+def test_9_the_controller_builds_the_codec_table_each_worker_would_build(monkeypatch, tmp_path):
+    """A storage folder without the table (a fresh machine): every process that draws a string
+    would build it; built once, it is the file Hypothesis reads, and nothing is built again."""
+    monkeypatch.setattr(hypothesis_configuration, "__hypothesis_home_directory", tmp_path)
+    assert compat.codec_table_missing()
+    building = compat.build_codec_table()
+    assert building is not None
+    building.join(timeout=300)
+    assert not building.is_alive() and not compat.codec_table_missing()
+    assert compat.build_codec_table() is None

@@ -104,6 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if active and not controller:  # tests run here
         compat.install(ProbesAdapter(clients.adapter(policy), lambda: _probes_guarding(config)))
         generation.configure(settings.seed, settings.examples)
+    elif active:  # the workers' shared table, built once here while they start (compat.py, 9)
+        compat.build_codec_table()
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
