@@ -9,7 +9,10 @@ unspread run):
   clients and schemathesis' session alike) and the wall seconds spent inside them (sending and
   waiting for the answer's head), and the CPU seconds spent there;
 - generation: the property layer's call phases minus the time inside the runner's send and judge
-  (what is left is hypothesis and schemathesis drawing and shrinking cases).
+  (what is left is hypothesis and schemathesis drawing and shrinking cases);
+- cases: the property tests' executions Hypothesis ran (explicit coverage cases, generated cases,
+  state-machine scenarios), the stateless cases that reached the runner, and the cases and steps
+  the runner sent: what was drawn and thrown away, next to what went out.
 With BENCH_CHAINS_OUT set, every process of the run (pytest-xdist's workers too) appends a JSON line
 per test to that file: its node ID, the requests it sent (set-up, call and teardown), its chain
 (the most of them that ran one after another, none overlapping the next: requests a pool sends
@@ -45,6 +48,9 @@ _state: dict[str, Any] = {
     "sending": 0.0,
     "sending_cpu": 0.0,
     "runner": 0.0,
+    "cases_run": 0,
+    "cases_tested": 0,
+    "cases_sent": 0,
 }
 _lock = threading.Lock()
 _profiler: list[cProfile.Profile] = []
@@ -76,8 +82,20 @@ def _timed(original: Callable[..., Any], wall: str, cpu: str = "", count: str = 
     return wrapper
 
 
+def _counted(original: Callable[..., Any], count: str) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _lock:
+            _state[count] += 1
+        return original(*args, **kwargs)
+
+    return wrapper
+
+
 def _instrument() -> None:
-    """Time every request at the transports, and the runner's own work per case."""
+    """Time every request at the transports, and the runner's own work per case; count the cases
+    Hypothesis ran, those the runner was given, and those it sent."""
+    from hypothesis.core import StateForActualGivenExecution
+
     httpx.HTTPTransport.handle_request = _timed(  # type: ignore[method-assign]
         httpx.HTTPTransport.handle_request, "sending", "sending_cpu", "requests"
     )
@@ -85,7 +103,10 @@ def _instrument() -> None:
     adapter.send = _timed(adapter.send, "sending", "sending_cpu", "requests")  # type: ignore[method-assign]
     from assistant_conformance.suite.property.runner import Runner
 
-    Runner.send = _timed(Runner.send, "runner")  # type: ignore[method-assign]
+    Runner.send = _timed(_counted(Runner.send, "cases_sent"), "runner")  # type: ignore[method-assign]
+    Runner.run = _counted(Runner.run, "cases_tested")  # type: ignore[method-assign]
+    execution = StateForActualGivenExecution
+    execution.execute_once = _counted(execution.execute_once, "cases_run")  # type: ignore[method-assign]
     Runner.evaluate = _timed(Runner.evaluate, "runner")  # type: ignore[method-assign]
 
 

@@ -1,4 +1,4 @@
-"""Hostile targets, default options: what each costs the suite in time and peak memory.
+"""Hostile and unusable targets, default options: what each costs the suite in time and memory.
 
     python bench/hostile.py [--json reports/hostile.json]
 
@@ -7,6 +7,12 @@ streams that stay open), the reference runs on loopback with it in front, and th
 scenario test that reaches that operation, with default options (--request-timeout 10 s,
 --max-response-size 16 MiB). Measured: wall time, the suite process's peak RSS (as its report
 says), exit status and the finding's line. The kill table holds each mutant to its Bound in CI.
+
+Then each unusable target (a host name that does not resolve, a port nothing listens on, a server
+that accepts and never answers, the API's address given without its root), the suite run as a
+user runs it: its seconds beyond its start-up (a run ended by a usage error before any request),
+exit status (3) and its one line. The self-tests count what bounds these runs (asks and timeouts,
+selftests/suite/test_harness_errors.py); the seconds are here.
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "selftests"))
+sys.path.insert(0, str(ROOT / "selftests" / "support"))
 
-from safety_support import TOKEN, reference_app, run_suite, serve  # noqa: E402
+from safety_support import TOKEN, raw_server, reference_app, run_suite, serve  # noqa: E402
 
 from assistant_conformance.proof import mutants  # noqa: E402
 
@@ -63,6 +69,41 @@ def measure(name: str, test: str, workdir: Path) -> dict[str, object]:
     }
 
 
+UNUSABLE_TEST = "tests/scenario/test_assistants.py"
+
+
+def unusable(workdir: Path) -> list[dict[str, object]]:
+    """Each unusable target, default options: seconds beyond the start-up, exit, the line."""
+
+    def run(name: str, base_url: str, token: str = TOKEN) -> tuple[float, int | None, str]:
+        done = run_suite(
+            workdir / name, UNUSABLE_TEST, f"--base-url={base_url}", f"--token={token}",
+            "-p", "no:randomly", timeout=600,
+        )  # fmt: skip
+        said = [x for x in done.output.splitlines() if "harness error: " in x]
+        line = said[0][said[0].index("harness error: ") :] if said else "(none)"
+        return done.seconds, done.returncode, line
+
+    start_up, _, _ = run("start-up", "http://127.0.0.1:9", token="short")
+    rows = []
+    with (
+        raw_server(None) as silent,
+        serve(reference_app(workdir / "server")) as complete,
+    ):
+        targets = {
+            "dns": "http://conformance-target.invalid",
+            "refused": "http://127.0.0.1:9",
+            "silent": f"http://127.0.0.1:{silent}",
+            "wrong-base": f"{complete}/api/ai",
+        }
+        for name, base_url in targets.items():
+            seconds, status, line = run(name, base_url)
+            beyond = round(seconds - start_up, 1)
+            rows.append({"case": name, "seconds_beyond_start_up": beyond, "exit": status})
+            rows[-1]["line"] = line.replace(base_url, "URL")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path, default=ROOT / "reports" / "hostile.json")
@@ -72,15 +113,18 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as workdir:
             rows.append(measure(name, test, Path(workdir)))
         print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
+    with tempfile.TemporaryDirectory() as workdir:
+        unusable_rows = unusable(Path(workdir))
+    for row in unusable_rows:
+        print(json.dumps(row, ensure_ascii=False), flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    rows += unusable_rows
     args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     # Each must end in a finding within its mutant's bound, never a harness error (exit 3).
     bounds = {name: mutants.MUTANTS[name][0].bound for name in CASES}
-    return (
-        0
-        if all(r["exit"] == bounds[r["case"]].exit and r["finding"] != "(none)" for r in rows)
-        else 1
-    )
+    hostile = [r for r in rows if r["case"] in bounds]
+    ok = all(r["exit"] == bounds[r["case"]].exit and r["finding"] != "(none)" for r in hostile)
+    return 0 if ok and all(r["exit"] == 3 for r in unusable_rows) else 1
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ whether the suite catches it, the kill-table machinery, and whether `st run` alo
 failure kind it did not report against the plain reference; the better part of an hour) and
 growth (--examples 10, 50, 200 and pytest-xdist -n 1, -n 2) and cprofile (one more run in one
 process under cProfile on a CPU clock: its own CPU seconds by package, the costliest functions).
-Every subprocess has a timeout. The token is never printed.
+Every suite run is the project's one runner's (proof/suiterun.py's run_suite: a checkout's pytest,
+the tokens in its environment only), each in a process of its own, never forked (its start-up and
+CPU are measured); requests are counted by latency.py's middleware (`Counted`, which also makes
+the far target's answers late). Every subprocess has a timeout. The token is never printed.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ import latency  # noqa: E402  (it puts selftests/support on the path: safety_sup
 import page  # noqa: E402
 import safety_support  # noqa: E402
 
-from assistant_conformance.proof import killtable, serve  # noqa: E402
+from assistant_conformance.proof import killtable, serve, suiterun  # noqa: E402
 from assistant_conformance.reference import embedded  # noqa: E402
+from assistant_conformance.reference.connectors import Endpoint  # noqa: E402
 from assistant_conformance.suite.http import target  # noqa: E402
 
 PROPERTY_LAYER = ("tests/property/test_property.py", "tests/property/test_stateful.py")
@@ -129,39 +133,51 @@ def machine() -> dict[str, Any]:
 # --- whole-suite runs ---------------------------------------------------------------------------
 
 
+def bench_run(
+    workdir: Path,
+    *args: str,
+    target: Endpoint | None = None,
+    timeout: float = SUITE_TIMEOUT,
+    timed: bool = True,
+    **extra: str,
+) -> tuple[suiterun.SuiteResult, float]:
+    """The suite as every runner of the project runs it (proof/suiterun.py: a checkout's `pytest`,
+    the tokens in its environment only) with bench_timing loaded (unless not `timed`), `args`,
+    and `extra` in its environment, in a process of its own (`fresh`: its start-up and CPU are
+    what is measured); its result and its CPU seconds (its workers' included)."""
+    pythonpath = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
+    options = suiterun.SuiteOptions(
+        workdir / "reports",
+        ("-p", "bench_timing", *args) if timed else args,
+        log=workdir / "pytest.log",
+        timeout=timeout,
+        env={"PYTHONPATH": pythonpath, **extra},
+        checkout=ROOT,
+        fresh=True,
+    )
+    workdir.mkdir(parents=True, exist_ok=True)
+    cpu_before = children_cpu()
+    done = suiterun.run_suite(target, options)
+    return done, children_cpu() - cpu_before
+
+
 def run_suite(
     workdir: Path, *args: str, timeout: float = SUITE_TIMEOUT, **extra: str
 ) -> dict[str, Any]:
     """One `pytest` of the default suite (embedded reference) with `args` (and `extra` in its
     environment); wall time and layers."""
-    workdir.mkdir(parents=True, exist_ok=True)
     timing = workdir / "timing.json"
-    pythonpath = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
-    env = clean_env(BENCH_TIMING_OUT=str(timing), PYTHONPATH=pythonpath, **extra)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "bench_timing", *args]
-    # one argument: xdist workers take a lone path after --report-dir for a rootdir (exit 4/5)
-    command.append(f"--report-dir={workdir / 'reports'}")
     launched = time.time()
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        with (workdir / "pytest.log").open("w") as out:
-            done = subprocess.run(
-                command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout
-            )
-        status: int | None = done.returncode
-    except subprocess.TimeoutExpired:
-        status = None
+    done, cpu = bench_run(workdir, *args, timeout=timeout, BENCH_TIMING_OUT=str(timing), **extra)
     wall = time.time() - launched
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    status = done.returncode
     result: dict[str, Any] = {"args": list(args), "exit": status, "wall": wall, "cpu": cpu}
     if status is None:
         result["problem"] = f"timed out after {timeout:g} s"
-    report = workdir / "reports" / "conformance.json"
-    document = json.loads(report.read_text()) if report.exists() else {}
-    result["requests"] = document.get("transport", {}).get("requests")
-    result["peak_memory_mib"] = document.get("peak_memory_mib")
-    result["workers"] = document.get("workers")
+    document = done.document
+    result["requests"] = document.transport.requests if document else None
+    result["peak_memory_mib"] = document.peak_memory_mib if document else None
+    result["workers"] = document.workers if document else None
     stamps = json.loads(timing.read_text()) if timing.exists() else {}
     if "property" in stamps:  # one process: the stamps of its tests (xdist's workers stamp none)
         first = stamps.get("first_test", launched)
@@ -219,6 +235,7 @@ def profile_of(stamps: dict[str, Any], launched: float, wall: float, cpu: float)
         "requests_per_second": requests / wall if wall else float("nan"),
         "cpu_per_request": client_cpu / requests if requests else float("nan"),
         "tests_cpu_per_request": tests_cpu / requests if requests else float("nan"),
+        "cases": {k: stamps.get(f"cases_{k}") for k in ("run", "tested", "sent")},
     }
 
 
@@ -353,22 +370,14 @@ def chained_case(
 ) -> dict[str, Any]:
     """latency.run_case's run, with bench_timing counting each test's requests."""
     chains = workdir / f"{name}-chains.jsonl".replace(" ", "-")
-    pythonpath = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
-    env = {"PYTHONPATH": pythonpath, "BENCH_CHAINS_OUT": str(chains)}
-    cpu_before = children_cpu()  # the run is a process of its own (its PYTHONPATH differs)
     with safety_support.serve(app) as base_url:
-        done = safety_support.run_suite(
+        done, cpu = bench_run(
             workdir / name,
             "-p",
             "no:randomly",
-            "-p",
-            "bench_timing",
-            f"--base-url={base_url}",
-            f"--token={keys[0]}",
-            f"--alt-token={keys[1]}",
             *options,
-            env=env,
-            timeout=SUITE_TIMEOUT,
+            target=Endpoint(base_url, tuple(keys)),
+            BENCH_CHAINS_OUT=str(chains),
         )
     tests = (
         [json.loads(line) for line in chains.read_text().splitlines()] if chains.exists() else []
@@ -381,7 +390,7 @@ def chained_case(
         "requests": app.count,
         "requests_per_second": app.count / done.seconds,
         "exit": done.returncode,
-        "client_cpu": children_cpu() - cpu_before,
+        "client_cpu": cpu,
         "workers": done.document.workers if done.document else None,
         "tests": len(tests),
         "longest_chain": longest,
@@ -436,7 +445,7 @@ def growth(workdir: Path, depths: list[int], default_runs: list[dict[str, Any]])
     rows = [{"setting": "--examples 10, no xdist", **first, "reused": True}]
     for depth in depths[1:]:
         log(f"default suite at --examples {depth}")
-        run = run_suite(workdir / f"examples-{depth}", "--examples", str(depth))
+        run = run_suite(workdir / f"examples-{depth}", f"--examples={depth}")
         rows.append({"setting": f"--examples {depth}", **run})
     for workers in (1, 2):
         log(f"default suite with -n {workers}")
@@ -512,35 +521,19 @@ def throughput(workdir: Path) -> dict[str, Any]:
     counted = latency.Counted(latency.reference(workdir, "throughput", keys))
     with safety_support.serve(counted) as base_url:
         log("property layer against the counted reference")
-        command = [sys.executable, "-m", "pytest", "-q", *PROPERTY_LAYER, "--base-url", base_url]
-        command += [f"--token={keys[0]}", f"--alt-token={keys[1]}"]
-        command += ["--report-dir", str(workdir / "reports")]
-        before, cpu_before = counted.count, children_cpu()
+        before = counted.count
         started = time.monotonic()
-        try:
-            with (workdir / "property.log").open("w") as out:
-                done = subprocess.run(
-                    command,
-                    cwd=ROOT,
-                    env=clean_env(),
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    timeout=SUITE_TIMEOUT,
-                )
-            suite_exit: int | None = done.returncode
-        except subprocess.TimeoutExpired:
-            suite_exit = None
+        endpoint = Endpoint(base_url, tuple(keys))
+        done, suite_cpu = bench_run(workdir, *PROPERTY_LAYER, target=endpoint, timed=False)
         suite_seconds, suite_requests = time.monotonic() - started, counted.count - before
-        suite_cpu = children_cpu() - cpu_before
+        suite_exit = done.returncode
         log("st run against the counted reference")
         before, cpu_before = counted.count, children_cpu()
         st = st_run(base_url, keys[0], workdir / "st")
         st_requests, st_cpu = counted.count - before, children_cpu() - cpu_before
     suite = side(suite_requests, suite_seconds, suite_cpu)
-    report = workdir / "reports" / "conformance.json"
-    workers = json.loads(report.read_text()).get("workers") if report.exists() else None
     return {
-        "workers": workers,
+        "workers": done.document.workers if done.document else None,
         "suite": {**suite, "exit": suite_exit},
         "st": {
             **side(st_requests, st.seconds, st_cpu),
@@ -806,6 +799,16 @@ def profile_table(prof: dict[str, Any]) -> list[str]:
         f"{prof['tests_cpu_per_request'] * 1000:.1f} ms in the tests).",
         "",
     ]
+    cases = prof.get("cases") or {}
+    if cases.get("run"):
+        out += [
+            f"The property tests' cases: Hypothesis ran {cases['run']} (explicit coverage cases, "
+            f"generated cases, state-machine scenarios); {cases['tested']} stateless cases "
+            f"reached the runner and it sent {cases['sent']} cases and steps, of the run's "
+            f"{prof['requests']} requests (the rest: probes, the scenario tests, set-up, "
+            "clean-up).",
+            "",
+        ]
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from assistant_conformance.cli import command, repeat
 from assistant_conformance.reference.connectors import Endpoint
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.repeat import Repeats
 
 COMMAND = [sys.executable, "-m", "assistant_conformance", "run"]

@@ -81,8 +81,8 @@ def test_a_plain_miss_a_flow_caught_is_charged_once_at_the_tests_end() -> None:
     import httpx
 
     from assistant_conformance.report import redact
-    from assistant_conformance.suite.http import exchange, running
-    from assistant_conformance.suite.judging import door_charges, findings
+    from assistant_conformance.suite.http import exchange, running_test
+    from assistant_conformance.suite.judging import answer_charges, findings
 
     redact.register("selftest-run-token")
     url = "http://127.0.0.1:9/api/ai/conversations/search"
@@ -93,11 +93,11 @@ def test_a_plain_miss_a_flow_caught_is_charged_once_at_the_tests_end() -> None:
     )
     record = findings.TestRecord(frozenset({"CONV-STATUS"}), strict=False)
     with findings.recording(record):
-        assert running.plain_in_test(request.headers)
-        running.missed(caught)  # caught by a flow: nothing judged it
-        running.missed(judged)
-        door_charges.charge_fault(judged)  # what reached the plugin
-        door_charges.charge_observations(record)
+        assert running_test.plain_in_test(request.headers)
+        running_test.missed(caught)  # caught by a flow: nothing judged it
+        running_test.missed(judged)
+        answer_charges.charge_fault(judged)  # what reached the plugin
+        answer_charges.charge_observations(record)
     assert [(f.requirement, f.verdict) for f in record.findings] == [("CONV-STATUS", "fail")] * 2
-    with running.following([]):  # a fixture's set-up: nothing judges what misses there
-        assert not running.plain_in_test(request.headers)
+    with running_test.following([]):  # a fixture's set-up: nothing judges what misses there
+        assert not running_test.plain_in_test(request.headers)

@@ -272,7 +272,7 @@ def test_the_property_layer_is_dealt_to_the_workers_longest_first() -> None:
     expiry = Item("tests/scenario/test_files.py::test_expiry", "CHATKIT-SECRET", later=True)
     items = [*map(Item, [*scenario[:20], *machines]), chatkit, expiry]
     items += [*map(Item, [*scenario[20:], stream])]
-    ordered = concurrency.dealt(items, 4, 10)  # type: ignore[arg-type]
+    ordered = concurrency.worksteal_order(items, 4, 10)  # type: ignore[arg-type]
     assert sorted(i.nodeid for i in ordered) == sorted(i.nodeid for i in items)
     assert ordered[0] is chatkit
     later = ordered.index(expiry)  # in the first share, after its property tests

@@ -1,5 +1,8 @@
-"""A target the suite cannot work with ends the run within seconds, with one clear line and exit 3;
-a target that hangs is cut at its bounds and the run still finishes.
+"""A target the suite cannot work with ends the run with one clear line and exit 3, after a bounded
+number of requests, each bounded by its timeout; a target that hangs is cut at its bounds and the
+run still finishes. No clock is read here: what bounds a run is counted (the requests or
+connections the target saw, the timeouts the findings name); the seconds such targets cost are
+bench/hostile.py's.
 
 Every case is a suite run in a subprocess against a small loopback server that misbehaves one
 way; the runs go concurrently (one module fixture) to keep this module at a few seconds.
@@ -16,13 +19,16 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from reverse_proxy import ReverseProxy
 from safety_support import TOKEN, Done, Misbehave, raw_server, reference_app, run_suite, serve
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from assistant_conformance.contract.resources import preflight_reads
 from assistant_conformance.proof import mutants
 from assistant_conformance.reference.errors import error_response
 from assistant_conformance.report.conformance_json import report_schema
 from assistant_conformance.suite.http.observe import LATE_TIMES
+from assistant_conformance.suite.safety.guard import REJECTIONS_IN_A_ROW, TIMEOUTS_IN_A_ROW
 
 FEW_TESTS = ("tests/scenario/test_assistants.py",)
 MANY_TESTS = (
@@ -58,15 +64,31 @@ WORKERS = 2
 EVERY_DRIP = ("tests", "-k", "history", f"--concurrency={WORKERS}")
 CAP = 1024 * 1024
 REQUEST_TIMEOUT, PROCESS_TIMEOUT = 2.0, 3.0
-BOUND = 30  # seconds an unusable or hanging target may cost a run, beyond its start-up
 PLAIN_HTTP_ANSWER = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
-def seconds_of(run: Done, runs: dict[str, Done]) -> float:
-    """What the target's behaviour cost the run: its time less that of the short-token run (made
-    at the same time, stopped by a usage error before any request), i.e. less the start-up of
-    Python, pytest and the plugins, which a loaded machine stretches."""
-    return run.seconds - runs["short-token"].seconds
+# The most an unusable target is asked before the run ends: connections its server accepted (tls,
+# silent), requests it saw (wrong-base, through the test proxy), or the run's own count
+# (conformance.json). The pre-flight stops at its first read without an answer, and reads no more
+# than its reads; a token refused or requests unanswered stop each process after so many in a row.
+MOST_ASKED = {
+    "dns": 0,  # the name does not resolve: nothing to ask
+    "tls": 1,
+    "silent": 1,
+    "wrong-base": len(preflight_reads()),
+    "revoked": 1 + WORKERS * REJECTIONS_IN_A_ROW,
+    "hang-all": 1 + WORKERS * TIMEOUTS_IN_A_ROW,
+}
+
+
+def asked_of(case: str, runs: dict[str, Done], asked: dict[str, Callable[[], int]]) -> int:
+    """How often the case's target was asked: counted at the target where the run writes no
+    report (the pre-flight ended it), else the run's own count of its requests."""
+    if case in asked:
+        return asked[case]()
+    if case == "dns":
+        return 0
+    return int(runs[case].json()["transport"]["requests"])
 
 
 class RevokedAfterPreflight:
@@ -87,15 +109,21 @@ class RevokedAfterPreflight:
             )
 
 
-def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
-    """Each case: a server started here, and the suite run against it."""
+def _cases(
+    stack: ExitStack, workdir: Path, asked: dict[str, Callable[[], int]]
+) -> dict[str, Callable[[], Done]]:
+    """Each case: a server started here, and the suite run against it; `asked`: what the servers
+    of the cases that end at the pre-flight count (connections, requests)."""
 
     def run(name: str, base_url: str, *args: str, tests: tuple[str, ...] = FEW_TESTS) -> Done:
         options = ["--base-url", base_url, "--token", TOKEN, *args]
         return run_suite(workdir / name, *tests, *options, "-p", "no:randomly", timeout=120)
 
-    tls = stack.enter_context(raw_server(PLAIN_HTTP_ANSWER))
-    silent = stack.enter_context(raw_server(None))
+    connections: dict[str, list[int]] = {"tls": [], "silent": []}
+    tls = stack.enter_context(raw_server(PLAIN_HTTP_ANSWER, connections["tls"]))
+    silent = stack.enter_context(raw_server(None, connections["silent"]))
+    for name, seen in connections.items():
+        asked[name] = seen.__len__
     revoked = stack.enter_context(serve(RevokedAfterPreflight()))
     app: ASGIApp = reference_app(workdir / "hang-one")
     hang_one = stack.enter_context(
@@ -113,6 +141,8 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
         hostile_app = mutants.with_mutant(hostile_app, name)
     hostile = stack.enter_context(serve(hostile_app))
     complete = stack.enter_context(serve(reference_app(workdir / "complete")))
+    counted = stack.enter_context(ReverseProxy(complete))
+    asked["wrong-base"] = lambda: counted.count
     subset_app = mutants.with_mutant(reference_app(workdir / "subset"), "thread-search-missing")
     subset = stack.enter_context(serve(subset_app))
     everything_but_preflight = r"(?!POST /api/ai/threads/search$).*"
@@ -147,7 +177,7 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
         "drips-everywhere": lambda: run(
             "drips-everywhere", hostile, *timeouts, f"--max-response-size={CAP}", tests=EVERY_DRIP
         ),
-        "wrong-base": lambda: run("wrong-base", f"{complete}/api/ai"),
+        "wrong-base": lambda: run("wrong-base", f"{counted.url}/api/ai"),
         "subset": lambda: run("subset", subset, tests=SUBSET),
         "hang-all": lambda: run("hang-all", hang_all, "--request-timeout", "1", tests=MANY_TESTS),
         "hang-all-spread": lambda: run(
@@ -157,10 +187,18 @@ def _cases(stack: ExitStack, workdir: Path) -> dict[str, Callable[[], Done]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
+def asked() -> dict[str, Callable[[], int]]:
+    """Per case, what its target counted (filled by `runs`)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, asked: dict[str, Callable[[], int]]
+) -> Iterator[dict[str, Done]]:
     workdir = tmp_path_factory.mktemp("harness")
     with ExitStack() as stack:
-        cases = _cases(stack, workdir)
+        cases = _cases(stack, workdir, asked)
         with ThreadPoolExecutor(max_workers=4) as pool:
             futures = {name: pool.submit(case) for name, case in cases.items()}
             yield {name: future.result() for name, future in futures.items()}
@@ -177,7 +215,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
         ("wrong-base", "is --base-url the root of the API (without /api/ai)?"),
     ],
 )
-def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str, line: str):
+def test_unusable_target_is_one_line_and_exit_3(
+    runs: dict[str, Done], asked: dict[str, Callable[[], int]], case: str, line: str
+) -> None:
     run = runs[case]
     assert run.returncode == 3, run.output
     harness_lines = [x for x in run.output.splitlines() if line in x]
@@ -185,7 +225,8 @@ def test_unusable_target_is_one_line_and_exit_3(runs: dict[str, Done], case: str
     assert run.output.count("harness error:") <= 2  # the line, and pytest's own echo of it
     assert TOKEN not in run.output
     assert run.output.count("FAILED") + run.output.count("ERROR ") == 0, run.output
-    assert seconds_of(run, runs) < BOUND
+    # Bounded by its asks, each by its timeout (the line names it where one was waited out).
+    assert asked_of(case, runs, asked) <= MOST_ASKED[case]
 
 
 def test_a_target_that_lacks_an_operation_is_run_and_reported(runs: dict[str, Done]) -> None:
@@ -208,7 +249,8 @@ def test_a_target_that_lacks_an_operation_is_run_and_reported(runs: dict[str, Do
         "POST /api/ai/threads/search answered 405"
         in (run.report_dir / "conformance.md").read_text()
     )
-    assert seconds_of(run, runs) < BOUND
+    everything = [f["actual"] for r in doc["requirements"] for f in r["findings"]]
+    assert not [f for f in everything if "no answer within" in f]  # nothing was waited out
 
 
 def test_stopped_run_reports_why(runs: dict[str, Done]):
@@ -239,30 +281,22 @@ def test_operation_that_hangs_costs_one_request_timeout_and_the_run_finishes(run
         for case in ET.parse(run.report_dir / "junit.xml").getroot().iter("testcase")
     }
     assert len(durations) == len(HANG_ONE), durations  # every test ran and was reported
-    hung = durations["test_created_thread_is_readable_by_its_id"]
-    # Bounded (a loaded CI machine stretched the set-up around the timeout to 2.7 s); that it
-    # was one timeout, not two, is the single finding below.
-    assert REQUEST_TIMEOUT <= hung < 2 * REQUEST_TIMEOUT + 1.5
+    # One timeout, not two: the single finding below (its seconds: bench/hostile.py).
     reasons = {r["id"]: r for r in run.json()["requirements"]}
     hangs = [f for f in reasons["THR-STATUS"]["findings"] if "no answer within" in f["actual"]]
     assert len(hangs) == 1 and reasons["THR-STATUS"].get("repeats", 0) == 0, hangs
     assert "GET /api/ai/threads/{thread_id}: no answer within 2 s (--request-timeout)" in run.output
     assert reasons["THR-STATUS"]["verdict"] == "fail"  # the operation did not answer: a finding
     assert any("no answer within 2 s" in (r["reason"] or "") for r in reasons.values())
-    assert seconds_of(run, runs) < BOUND
 
 
 def test_endless_stream_and_endless_processing_are_cut_and_reported(runs: dict[str, Done]):
     run = runs["hang-one"]
-    durations = {
-        case.get("name", ""): float(case.get("time", "0"))
-        for case in ET.parse(run.report_dir / "junit.xml").getroot().iter("testcase")
-    }
-    budget = REQUEST_TIMEOUT * 3 + PROCESS_TIMEOUT + 2
-    assert durations["test_stream_has_event_ids_ends_and_agrees_with_the_run"] < budget
-    assert durations["test_processed_documents_reach_a_terminal_status[v1-kb]"] < budget
     verdicts = run.verdicts()
     assert verdicts["KB-PROCESS-COMPLETES"] in ("fail", "warn")  # reported, not waited out
+    processing = next(r for r in run.json()["requirements"] if r["id"] == "KB-PROCESS-COMPLETES")
+    # cut at --process-timeout (its seconds, and the stream's, are bench/hostile.py's)
+    assert f"within {PROCESS_TIMEOUT:g} s" in processing["findings"][0]["expected"]
     ends = next(r for r in run.json()["requirements"] if r["id"] == "RUN-STREAM-ENDS")
     assert ends["verdict"] in ("fail", "warn") and "deadline" in ends["findings"][0]["actual"]
 
@@ -288,7 +322,6 @@ def test_hostile_answer_is_cut_at_its_bound_and_charged_to_its_operation(
     assert found["verdict"] == verdict
     assert any(line in f["actual"] for f in found["findings"]), found["findings"]
     assert "Traceback" not in run.output and "httpcore" not in run.output
-    assert seconds_of(run, runs) < BOUND
 
 
 def test_a_stop_in_a_worker_ends_the_spread_run_in_one_line(runs: dict[str, Done]) -> None:

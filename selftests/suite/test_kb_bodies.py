@@ -17,9 +17,9 @@ import pytest
 from assistant_conformance.suite.config.options import OPTIONS
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.flows import knowledge
-from assistant_conformance.suite.judging import charges
+from assistant_conformance.suite.judging import schemathesis_charges
 from assistant_conformance.suite.judging.negations import Negation
-from assistant_conformance.suite.property import claims
+from assistant_conformance.suite.property import owned_bodies
 from assistant_conformance.suite.property.cases import complete_kb_body
 from assistant_conformance.suite.property.generation import schema
 
@@ -95,22 +95,22 @@ def test_a_generated_body_is_shaped_before_it_is_sent() -> None:
         "copilotModel": {"copilotId": "x", "model": "m"},
     }
     case = generated(dict(drawn))
-    claims.own_kb_body(case, {"workspaceId": WORKSPACE}, "run-1-v1CreateKnowledgebase-ab-1")
+    owned_bodies.own_kb_body(case, {"workspaceId": WORKSPACE}, "run-1-v1CreateKnowledgebase-ab-1")
     assert case.body == {
         "workspaceId": WORKSPACE,
         "name": "run-1-v1CreateKnowledgebase-ab-1-0",
         "copilotModel": {"model": "m"},
     }
     other = generated(dict(drawn))
-    claims.own_kb_body(other, {}, "run-1-v1CreateKnowledgebase-ab-2")
+    owned_bodies.own_kb_body(other, {}, "run-1-v1CreateKnowledgebase-ab-2")
     assert other.body["name"] != case.body["name"] and "workspaceId" not in other.body
 
 
 def test_what_a_negative_case_broke_is_sent_as_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     broken = [Negation("body", "workspaceId", "format"), Negation("body", "name", "type")]
-    monkeypatch.setattr(claims, "negations", lambda case: broken)
+    monkeypatch.setattr(owned_bodies, "negations", lambda case: broken)
     case = generated({"workspaceId": "1234", "integrationId": str(uuid.uuid4()), "name": 42})
-    claims.own_kb_body(case, {}, "run-1-x-1")
+    owned_bodies.own_kb_body(case, {}, "run-1-x-1")
     assert case.body == {"workspaceId": "1234", "name": 42}
 
 
@@ -135,10 +135,11 @@ def test_a_status_is_judged_only_on_what_the_run_knows() -> None:
     case = schema()["/api/ai/v1/kb/{id}/process"]["POST"].Case(
         path_parameters={"id": "0"}, body=["d"]
     )
-    answer = SimpleNamespace(status_code=500)
-    failed = charges.check_failure("status_code_conformance", case, answer, None, known=False)  # type: ignore[arg-type]
+    answer: Any = SimpleNamespace(status_code=500)
+    check = "status_code_conformance"
+    failed = schemathesis_charges.check_failure(check, case, answer, None, known=False)
     assert failed is None  # the 5xx is not_a_server_error's: ROBUST-NO-5XX
-    assert charges.check_failure("status_code_conformance", case, answer, None) == "KB-V1-STATUS"  # type: ignore[arg-type]
-    created = SimpleNamespace(status_code=201, content=b"")
-    assert charges.check_passed("status_code_conformance", case, created, known=False) == []  # type: ignore[arg-type]
-    assert charges.check_passed("status_code_conformance", case, created) == ["KB-V1-STATUS"]  # type: ignore[arg-type]
+    assert schemathesis_charges.check_failure(check, case, answer, None) == "KB-V1-STATUS"
+    created: Any = SimpleNamespace(status_code=201, content=b"")
+    assert schemathesis_charges.check_passed(check, case, created, known=False) == []
+    assert schemathesis_charges.check_passed(check, case, created) == ["KB-V1-STATUS"]

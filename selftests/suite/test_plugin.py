@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,12 +29,11 @@ def test_unauthenticated(anonymous_api):
 
 @dataclass
 class SmokeRun:
-    """A run of SMOKE_TEST in this process (pytester): its exit status, output, and seconds."""
+    """A run of SMOKE_TEST in this process (pytester): its exit status and output."""
 
     returncode: int
     stdout: str
     stderr: str
-    elapsed: float
 
 
 def run_suite(
@@ -48,11 +46,10 @@ def run_suite(
     with pytest.MonkeyPatch.context() as patch:
         for name, value in (env or {}).items():
             patch.setenv(name, value)
-        started = time.monotonic()
         run = pytester.runpytest_inprocess(
             "-q", "-p", "no:cacheprovider", "--report-dir", str(pytester.path / "reports"), *args
         )
-    return SmokeRun(int(run.ret), str(run.stdout), str(run.stderr), time.monotonic() - started)
+    return SmokeRun(int(run.ret), str(run.stdout), str(run.stderr))
 
 
 def verdicts(folder: Path) -> dict[str, str]:
@@ -82,10 +79,13 @@ def test_failed_should_fails_under_strict(pytester):
 def test_unreachable_target_is_one_line_harness_error(pytester):
     run = run_suite(pytester, "--base-url", "http://127.0.0.1:9", "--token", "some-secret-token")
     assert run.returncode == 3
-    assert "harness error: cannot reach target http://127.0.0.1:9" in run.stdout + run.stderr
-    assert "some-secret-token" not in run.stdout + run.stderr
-    # Refused at once: bounded by start-up, not by timeouts (generous for a loaded machine).
-    assert run.elapsed < 45
+    said = run.stdout + run.stderr
+    assert "harness error: cannot reach target http://127.0.0.1:9" in said
+    assert "some-secret-token" not in said
+    # Refused at once, not waited out: the pre-flight's first read met a refused connection (no
+    # timeout), and the run ended there, before any test. Its seconds: bench/hostile.py.
+    assert "connection refused (nothing listens there)" in said
+    assert "test_unauthenticated" not in said and not (pytester.path / "reports").exists()
 
 
 def test_rejected_token_is_one_line_harness_error(pytester, reference_server):
@@ -148,7 +148,7 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
 
     from assistant_conformance.report import redact
     from assistant_conformance.suite.http import exchange, observe
-    from assistant_conformance.suite.judging import door_charges, findings
+    from assistant_conformance.suite.judging import answer_charges, findings
 
     redact.register("selftest-run-token")
     headers = {"Authorization": credential} if credential else {}
@@ -166,7 +166,7 @@ def test_a_fault_is_charged_to_what_the_request_should_have_got(credential, brea
                     observe.CUT, "closed", exchange.request_evidence(request, None, {})
                 )
         except observe.AnswerFault as fault:
-            assert door_charges.charge_fault(fault).endswith(f"(charged to {charged})")
+            assert answer_charges.charge_fault(fault).endswith(f"(charged to {charged})")
     assert [f.requirement for f in record.findings] == [charged]
 
 

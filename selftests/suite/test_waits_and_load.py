@@ -18,10 +18,10 @@ from conftest import TOKEN_A
 from assistant_conformance.reference import embedded
 from assistant_conformance.suite.config.run_folder import SharedCounts
 from assistant_conformance.suite.flows import Waits, poll
-from assistant_conformance.suite.http import clients, observe, running, trail
+from assistant_conformance.suite.http import clients, observe, runs_in_flight, trail
 from assistant_conformance.suite.http.observe import SILENT, AnswerFault, Deadlines
 from assistant_conformance.suite.http.policy import Policy
-from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
+from assistant_conformance.suite.http.runs_in_flight import RUN_WAIT, RunLoad
 from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import checks, findings
 
@@ -38,7 +38,7 @@ def test_a_run_wait_is_given_the_wait_for_a_run_and_others_grow_with_their_answe
     assert late.deadline_of(CREATE, 10.0) == 10.0
     late.took(CREATE, 7.0, 10.0)
     grown = late.deadline_of(CREATE, 10.0)
-    assert grown == 14.0 and "twice the longest answer of this operation" in grown.why
+    assert grown == 14.0 and "twice the longest answer of this operation" in grown.source
     late.took(CREATE, 60.0, 10.0)  # grown at most twice --request-timeout
     assert late.deadline_of(CREATE, 10.0) == 20.0
 
@@ -47,13 +47,13 @@ def test_a_wait_behind_the_suites_runs_is_given_their_time_within_a_bound() -> N
     late = Deadlines(SharedCounts(None), run_wait=30.0, run_waits=frozenset({RUN_WAIT}))
     behind = late.deadline_of(RUN_WAIT, 10.0, ahead=1, longest_run=12.0)
     assert behind == 42.0
-    assert "1 run(s) of the suite ahead of it" in behind.why and "12 s" in behind.why
+    assert "1 run(s) of the suite ahead of it" in behind.source and "12 s" in behind.source
     assert late.deadline_of(RUN_WAIT, 10.0, ahead=1, longest_run=500.0) == 60.0  # each at most 30
     assert late.deadline_of(RUN_WAIT, 10.0, ahead=1, longest_run=0.0) == 30.0  # none measured
 
 
 def test_runs_in_flight_never_pass_the_bound_across_processes(tmp_path: Path) -> None:
-    shared = tmp_path / running.LOAD_FILE
+    shared = tmp_path / runs_in_flight.LOAD_FILE
     one, other = RunLoad(SharedCounts(shared), at_once=2), RunLoad(SharedCounts(shared), at_once=2)
     assert one.take() == 1 and other.take() == 2
     third = threading.Thread(target=one.take)
@@ -84,9 +84,9 @@ class Followed(RunLoad):
         return self.statuses[min(len(self.reads), len(self.statuses)) - 1]
 
 
-def _place(runs: Followed, operation: str, tail: str = "") -> running.RunPlace:
+def _place(runs: Followed, operation: str, tail: str = "") -> runs_in_flight.RunPlace:
     headers = {"Authorization": "Bearer x", "Content-Type": "application/json"}
-    return running.take_place(runs, operation, RUNS + tail, headers, runs.read)
+    return runs_in_flight.take_place(runs, operation, RUNS + tail, headers, runs.read)
 
 
 def _given_back(runs: RunLoad) -> bool:

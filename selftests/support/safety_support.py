@@ -116,8 +116,9 @@ def _accepting(
 
 
 @contextmanager
-def raw_server(answer: bytes | None) -> Iterator[int]:
-    """A TCP server on loopback: accepts and sends `answer` (None: never anything); its port."""
+def raw_server(answer: bytes | None, accepted: list[int] | None = None) -> Iterator[int]:
+    """A TCP server on loopback: accepts and sends `answer` (None: never anything); its port.
+    `accepted`: a list it appends 1 to per connection accepted (how often a client tried)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -126,6 +127,8 @@ def raw_server(answer: bytes | None) -> Iterator[int]:
 
     def keep(conn: socket.socket) -> None:
         held.append(conn)
+        if accepted is not None:
+            accepted.append(1)
         if answer is not None:
             conn.sendall(answer)
 

@@ -8,12 +8,16 @@ for each thing.
   holds more than MAX_MODULES modules; beside the rooms only plugin.py, fixtures.py and the
   package's `__init__`;
 - a requirement is named as a literal only where it is judged: the scenario flows (flows/), the
-  judging modules that charge (judging/charges.py, judging/door_charges.py), beside tests/,
-  spec/ and the proof's mutants;
+  judging modules that charge (judging/schemathesis_charges.py, judging/answer_charges.py), beside
+  tests/, spec/ and the proof's mutants;
 - schemathesis' internals are used in one file (property/compat.py);
 - the import graph of src/ has no circle, counting the package each imported module lives in;
 - no run state lives at module level: no `global`, no module-level value changed by a function,
-  and a thread the suite starts runs in its starter's context (its record, its secrets).
+  and a thread the suite starts runs in its starter's context (its record, its secrets), or in
+  an empty one it names (`contextvars.Context()`: a run's follower, which records nothing);
+- a hook of pytest or pytest-xdist is a method of a plugin object registered at configure: only
+  plugin.py holds hooks at a module's top (those pytest calls before configure or for the whole
+  process).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import re
 import tomllib
 from pathlib import Path
 
+import _pytest.hookspec
 import pytest
+import xdist.newhooks
 
 from assistant_conformance.contract.catalogue import load
 
@@ -32,8 +38,8 @@ PACKAGE = SRC / "assistant_conformance"
 SUITE = PACKAGE / "suite"
 TESTS = Path(__file__).resolve().parents[2] / "tests"
 TOP = frozenset({"__init__.py", "plugin.py", "fixtures.py"})  # the pytest face, over every room
-MAX_MODULES = 12
-JUDGES = ("judging/charges.py", "judging/door_charges.py", "flows/")
+MAX_MODULES = 13  # http/: 13 since the running test and the runs in flight are two modules
+JUDGES = ("judging/schemathesis_charges.py", "judging/answer_charges.py", "flows/")
 INTERNALS = re.compile(
     r"_hypothesis_internal|\._override\b|generation\.hypothesis|schemathesis\.engine|"
     r"SameHostRedirectsSession|is_likely_root_transition|add_coverage|ApiOperationMark|"
@@ -89,7 +95,7 @@ def test_requirements_are_named_only_where_they_are_judged(path: Path) -> None:
     ids = re.compile(r"\b(" + "|".join(map(re.escape, load().requirements)) + r")\b")
     named = {m for s in string_literals(ast.parse(path.read_text())) for m in ids.findall(s)}
     if not rel(path).startswith(JUDGES):
-        assert named == set(), f"{rel(path)} names {sorted(named)}: judge in charges.py"
+        assert named == set(), f"{rel(path)} names {sorted(named)}: judge in {JUDGES}"
 
 
 def imports(path: Path) -> set[str]:
@@ -233,6 +239,27 @@ def test_no_run_state_at_module_level(path: Path) -> None:
     assert changed == set(), f"module-level state changed at run time: {sorted(changed)}"
 
 
+HOOKS = frozenset(
+    name
+    for specs in (_pytest.hookspec, xdist.newhooks)
+    for name in dir(specs)
+    if name.startswith("pytest_")
+)
+
+
+def module_hooks(tree: ast.Module) -> list[str]:
+    """The hooks of pytest and pytest-xdist a module defines at its top."""
+    defined = (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    return [n.name for n in defined if n.name in HOOKS]
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=str)
+def test_hooks_are_plugin_objects_but_the_plugins_own(path: Path) -> None:
+    if path != SUITE / "plugin.py":
+        hooks = module_hooks(ast.parse(path.read_text()))
+        assert hooks == [], f"{path.name}: make {hooks} a plugin object's, registered at configure"
+
+
 REDACTING_ROOMS = ("suite", "matrix", "report")  # they register and mask secrets
 
 
@@ -242,13 +269,19 @@ REDACTING_ROOMS = ("suite", "matrix", "report")  # they register and mask secret
 def test_threads_run_in_their_starters_context(path: Path) -> None:
     source = path.read_text()
     if re.search(r"\bThread\(|ThreadPoolExecutor\(", source):
-        assert "copy_context()" in source, f"{path.name} starts a thread without the context"
+        said = "copy_context()" in source or "contextvars.Context()" in source
+        assert said, f"{path.name} starts a thread without saying its context"
 
 
 def test_the_rules_see_what_they_forbid(tmp_path: Path) -> None:
-    """Not vacuous: a literal requirement ID, and module-level state changed by a function."""
+    """Not vacuous: a literal requirement ID, module-level state changed by a function, a hook
+    at a module's top."""
     assert "THR-STATUS" in string_literals(ast.parse('"""THR-X"""\nx = {"THR-STATUS": 1}'))
     state = tmp_path / "state.py"
     state.write_text("_secrets = {}\n\ndef register(s):\n    _secrets[s] = None\n")
     with pytest.raises(AssertionError, match="_secrets"):
         test_no_run_state_at_module_level(state)
+    hooked = tmp_path / "hooked.py"
+    hooked.write_text("def pytest_configure(config): ...\ndef pytest_args(): ...\n")
+    with pytest.raises(AssertionError, match=r"\['pytest_configure'\]"):
+        test_hooks_are_plugin_objects_but_the_plugins_own(hooked)

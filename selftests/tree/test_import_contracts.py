@@ -1,5 +1,6 @@
 """The import rules are import-linter contracts in pyproject.toml (`[tool.importlinter]`): the
-package's rooms and the suite's floors as layers, the audit's and the doors' forbidden imports.
+package's rooms and the suite's floors as layers, the audit's and the doors' forbidden imports,
+and a core that imports no pytest (nor pytest-xdist, Allure, pluggy, nor the face's modules).
 CI and tox's lint run `lint-imports`; here the tree keeps them, and each contract is shown broken
 by an import it forbids, in a copy of the package.
 """
@@ -22,6 +23,7 @@ FORBIDDEN = {
     "audit": ("audit/judge.py", "def late():\n    import assistant_conformance.reference.app"),
     "floors": ("suite/judging/checks.py", "from assistant_conformance.suite.safety import ledger"),
     "doors": ("suite/property/compat.py", "from assistant_conformance.suite.judging import checks"),
+    "core": ("suite/evidence/replay.py", "def late():\n    import pytest"),
 }
 
 

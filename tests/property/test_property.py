@@ -6,7 +6,7 @@ One pytest item per operation, `test_operation[POST /api/ai/threads]`. Select on
 (`-k "POST and /api/ai/threads"` works, matching every POST under that path). Each item sends the
 coverage cases (N // 10 per scenario and field at depth N = --examples) and N fuzzed cases, valid
 and invalid, seeded from --seed: the same seed and node id send the same cases again. Every check
-failure is a finding against its requirement (suite/judging/charges.py says which).
+failure is a finding against its requirement (suite/judging/schemathesis_charges.py says which).
 A server violating a mandated rule fails here: e.g. answering POST /api/ai/threads with 200,
 accepting `permission: "x"` on a knowledge base, or a request without Authorization.
 """

@@ -55,7 +55,7 @@ def use(
             marks=pytest.mark.req(
                 SHARED, SHAPE, knowledge.VALID, "KB-DELETE-GONE", *knowledge.STATUS_REQ.values()
             ),
-            id=f"{knowledge.PREFIX_NAMES[p]}-used-under-{knowledge.PREFIX_NAMES[knowledge.other(p)]}",
+            id=f"{knowledge.PREFIX_NAMES[p]}-used-under-{knowledge.PREFIX_NAMES[knowledge.other_prefix(p)]}",
         )
         for p in knowledge.PREFIXES
     ],
@@ -68,7 +68,7 @@ def test_knowledge_base_is_shared_by_both_prefixes(
     home: str,
     waits: Waits,
 ) -> None:
-    away, run = knowledge.other(home), ledger.run_prefix
+    away, run = knowledge.other_prefix(home), ledger.run_prefix
     kb_id, written = knowledge.created_kb(api, ledger, home, bodies, "shared")
     base = f"/{kb_id}"
     # A body of the kind the home prefix took: a refused valid body is KB-VALID-ACCEPTED's.

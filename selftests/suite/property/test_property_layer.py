@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,10 +151,10 @@ def test_ignored_auth_runs_and_names_the_operation(start_server, tmp_path) -> No
 def test_a_stream_that_never_ends_is_cut(start_server, tmp_path) -> None:
     """Each streamed case costs at most max-stream-events or the request timeout: the run ends."""
     server = start_server(tmp_path / "m.db", extra_args=["--mutant", "stream-never-ends"])
-    started = time.monotonic()
     select = "streamRun or state_machine and threads"
+    # Ended (run_layer's run is bounded: past its time it raises), and nothing failed: each
+    # endless stream was cut and read as a stream that ended. Its seconds: bench/hostile.py.
     run = run_layer(server.base_url, tmp_path / "reports", select=select, extra=SHORT_TIMEOUT)
-    assert time.monotonic() - started < 180
     assert run.ids("fail") == set() and run.ids("error") == set(), run.output[-4000:]
 
 

@@ -10,7 +10,7 @@ from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import verdicts
 from assistant_conformance.report.model import TestResult
 from assistant_conformance.suite.judging import findings
-from assistant_conformance.suite.property import claims
+from assistant_conformance.suite.property import owned_bodies
 from assistant_conformance.suite.property.generation import schema
 from assistant_conformance.suite.property.judge import Judge
 
@@ -47,15 +47,15 @@ def status(ids: str) -> object:
 def test_a_reference_the_run_does_not_own_makes_a_robustness_case(
     case, linked, linked_body, owned
 ) -> None:
-    assert claims.names_owned(case, OWNED, linked, linked_body) is owned
+    assert owned_bodies.names_owned(case, OWNED, linked, linked_body) is owned
 
 
 def test_a_path_id_the_run_does_not_own_still_makes_one() -> None:
     case = schema()["/api/ai/v1/kb/{id}/process"]["POST"].Case(
         path_parameters={"id": "0"}, body=[DOC]
     )
-    assert not claims.names_owned(case, OWNED, (), False)
-    assert claims.names_owned(case, OWNED, ("id",), False)
+    assert not owned_bodies.names_owned(case, OWNED, (), False)
+    assert owned_bodies.names_owned(case, OWNED, ("id",), False)
 
 
 SEARCH = "POST /api/ai/conversations/{conversation_id}/messages/search"

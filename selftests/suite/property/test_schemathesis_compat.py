@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import httpx
+import hypothesis.configuration as hypothesis_configuration
 import hypothesis.internal.conjecture.providers as providers
 import pytest
 import requests
@@ -157,7 +158,7 @@ def test_6_schemathesis_reports_a_generated_test_by_its_operation_label() -> Non
 def test_7_hypothesis_draws_literals_of_the_suites_own_modules_without_it(unpatched) -> None:
     """In a checkout (an editable install) the suite's modules are local: their literals are
     among the constants Hypothesis mixes into its draws."""
-    import assistant_conformance.suite.judging.charges  # noqa: F401  (a local module, with literals)
+    import assistant_conformance.suite.judging.schemathesis_charges  # noqa: F401  (a local module, with literals)
 
     assert "ROBUST-BAD-INPUT-4XX" in providers._get_local_constants().set_for_type("string")
 
@@ -178,3 +179,15 @@ def test_8_with_it_the_same_candidates_come_in_the_same_order(patched) -> None:
     assert compat.ALL_ENUM_CANDIDATES.cache_info().currsize == 0  # the whole list not drawn
     assert list(candidates) == list(compat.ALL_ENUM_CANDIDATES())
     assert first == list(compat.ALL_ENUM_CANDIDATES())[: compat.ENUM_CANDIDATES]
+
+
+def test_9_the_controller_builds_the_codec_table_each_worker_would_build(monkeypatch, tmp_path):
+    """A storage folder without the table (a fresh machine): every process that draws a string
+    would build it; built once, it is the file Hypothesis reads, and nothing is built again."""
+    monkeypatch.setattr(hypothesis_configuration, "__hypothesis_home_directory", tmp_path)
+    assert compat.codec_table_missing()
+    building = compat.build_codec_table()
+    assert building is not None
+    building.join(timeout=300)
+    assert not building.is_alive() and not compat.codec_table_missing()
+    assert compat.build_codec_table() is None

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from assistant_conformance.suite.config.run_folder import SharedCounts
-from assistant_conformance.suite.http import running
+from assistant_conformance.suite.http import running_test
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.budget import (
     LIMIT,
@@ -72,12 +72,12 @@ def test_a_place_is_kept_for_the_must_whose_check_needs_one() -> None:
     for refusal in ("", "input"):
         with pytest.raises(BudgetSpent, match="kept for CHATKIT-STATUS"):
             allowance.reserve(KIND, refusal=refusal)
-    with running.within(checking("CHATKIT-SECRET")), pytest.raises(BudgetSpent):
+    with running_test.within(checking("CHATKIT-SECRET")), pytest.raises(BudgetSpent):
         allowance.reserve(KIND)  # a SHOULD's check: not the one the place is kept for
-    with running.within(checking("CHATKIT-STATUS", "CHATKIT-SECRET")):
+    with running_test.within(checking("CHATKIT-STATUS", "CHATKIT-SECRET")):
         allowance.settle(allowance.reserve(KIND), made=True)
     assert allowance.waiting(KIND) == frozenset() and allowance.count(KIND) == LIMIT
-    with running.within(checking("CHATKIT-STATUS")), pytest.raises(BudgetSpent):
+    with running_test.within(checking("CHATKIT-STATUS")), pytest.raises(BudgetSpent):
         allowance.reserve(KIND)  # kept once: it took it
 
 

@@ -15,7 +15,7 @@ import pytest
 from safety_batch import batch
 from safety_support import TOKEN
 
-from assistant_conformance.suite.http.door import BoundedTransport
+from assistant_conformance.suite.http.answer_bounds import BoundedTransport
 from assistant_conformance.suite.safety.guard import Guard, NotOwned, ReadOnlyRefused
 from assistant_conformance.suite.safety.guarded import Guarding
 from assistant_conformance.suite.safety.ledger import LEDGER_DIR, Ledger, read_ledger

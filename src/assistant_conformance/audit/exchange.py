@@ -4,11 +4,12 @@
   credential that is no bearer token, or a token the server refused (401) on every request it
   carried before this one was sent (AUTH-INVALID-REJECTED; capture.py), is answered with no
   2xx, and refused with 401 (AUTH-401: a 2xx is the first's finding alone, as
-  suite/judging/charges.py charges it); a stream request with
+  suite/judging/schemathesis_charges.py charges it); a stream request with
   `last-event-id` and no credential, with no 2xx (AUTH-LAST-EVENT-ID-NOT-CREDENTIAL). An operation
   answered 405 or 501 is not there to refuse anything: not judged;
 - every 401 names the Bearer scheme in WWW-Authenticate, and a 2xx JSON body is declared JSON:
-  the doors' cross-cutting rules (suite/http/door.py), with the checks a run judges them by;
+  the doors' cross-cutting rules (suite/judging/answer_charges.py), with the checks a run judges
+  them by;
 - on a request with a credential the server had not refused: a 2xx is the documented success
   status (a 4xx may answer the client's own input, and is not judged); a 5xx is ROBUST-NO-5XX;
 - a JSON body is RFC 8259 JSON, and a documented success answer has the documented shape
@@ -28,7 +29,8 @@ from assistant_conformance.suite.http import sse, strictjson
 from assistant_conformance.suite.http.absent import NOT_SERVED
 from assistant_conformance.suite.http.observe import JSON_UNDECLARED, NOT_CHALLENGED
 from assistant_conformance.suite.judging import checks
-from assistant_conformance.suite.judging.charges import (
+from assistant_conformance.suite.judging.answer_charges import CROSS_CUTTING, STRICT_JSON
+from assistant_conformance.suite.judging.schemathesis_charges import (
     AUTH_401,
     ERROR_JSON,
     INVALID,
@@ -36,14 +38,13 @@ from assistant_conformance.suite.judging.charges import (
     NO_5XX,
     SHAPE,
 )
-from assistant_conformance.suite.judging.door_charges import CROSS_CUTTING, STRICT_JSON
 
 NOT_2XX, NOT_5XX = (1, 3, 4, 5), (1, 2, 3, 4)  # status classes
 LAST_EVENT_ID_NOT_CREDENTIAL = "AUTH-LAST-EVENT-ID-NOT-CREDENTIAL"
 EVENT_IDS, STREAM_ENDS = "RUN-STREAM-EVENT-IDS", "RUN-STREAM-ENDS"
 SERVER_KEPT_OPEN = (sse.OPEN_AFTER_END, sse.OPEN_AFTER_RUN)  # cuts that are the server's doing
 # The doors' rules of every answer of a kind, in the words a run judges them by (requirement,
-# expected, the header a check reads, its pattern): suite/judging/door_charges.py's.
+# expected, the header a check reads, its pattern): suite/judging/answer_charges.py's.
 CHALLENGE, JSON_DECLARED = CROSS_CUTTING[NOT_CHALLENGED], CROSS_CUTTING[JSON_UNDECLARED]
 
 
@@ -113,7 +114,8 @@ def _rule(rule: tuple[str, str, str, str], index: int, op: Operation) -> Judgeme
 
 
 def cross_cutting(capture: Capture, index: int, op: Operation) -> list[Judgement]:
-    """The doors' rules of every answer (suite/http/door.py observe_answer), judged both ways."""
+    """The doors' rules of every answer (suite/http/answer_bounds.py observe_answer), judged both
+    ways."""
     entry = capture.entries[index]
     status = entry.status or 0
     if status == 401:

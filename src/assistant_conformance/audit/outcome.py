@@ -26,7 +26,7 @@ from assistant_conformance.audit.sequence import sequence_requirements
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report import JUNIT_FILE, redact, write_all
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.model import (
     ERROR,
     FAIL,
@@ -60,12 +60,20 @@ BY_TESTS = (
 
 
 def run_of_findings(
-    judgings: list[Judging], *, invocation: str, report_dir: Path, started: float,
+    judgings: list[Judging],
+    *,
+    invocation: str,
+    report_dir: Path,
+    started: float,
     deadline: float,
-) -> Run:  # fmt: skip
+) -> Run:
     """The verdicts of the files' (or the session's) findings."""
-    files = [TestResult(j.capture.name, sorted({f.requirement for f in j.findings}), "passed",
-                        j.findings) for j in judgings]  # fmt: skip
+    files = [
+        TestResult(
+            j.capture.name, sorted({f.requirement for f in j.findings}), "passed", j.findings
+        )
+        for j in judgings
+    ]
     info = _info(judgings, invocation, report_dir, started, deadline)
     run = build(load(), files, info=info, capabilities={}, baseline={})
     said = {k: v for j in judgings for k, v in j.not_judged.items()}

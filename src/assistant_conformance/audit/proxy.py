@@ -44,9 +44,18 @@ BUDGET = 256 * 1024 * 1024  # bytes of bodies a session keeps, all together
 DEFAULT_DEADLINE = 300.0  # seconds an exchange may last, a stream included
 NAME = "assistant-conformance-proxy"  # how its own answers name it
 HOP_BY_HOP = frozenset(
-    {b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te",
-     b"trailer", b"transfer-encoding", b"upgrade", b"host"}
-)  # fmt: skip
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+    }
+)
 OWS = b" \t"
 
 
@@ -95,8 +104,9 @@ class Proxy:
         url = self.upstream.copy_with(raw_path=self.mount + path + (b"?" + query if query else b""))
         received = scope["headers"]
         sent = [(k, v.strip(OWS)) for k, v in received if k.lower() not in HOP_BY_HOP]
-        entry = trail.Entry(scope["method"], str(url), {_text(k): _text(v) for k, v in received},
-                            None)  # fmt: skip
+        entry = trail.Entry(
+            scope["method"], str(url), {_text(k): _text(v) for k, v in received}, None
+        )
         recording = Recording(entry, self.budget)
         self.session.begin(recording)
         try:
@@ -117,8 +127,9 @@ class Proxy:
                 raise
             await self._own_answer(recording, exc, send)
 
-    async def _pass(self, recording: Recording, headers: list[tuple[bytes, bytes]], receive: Any,
-                    send: Any) -> None:  # fmt: skip
+    async def _pass(
+        self, recording: Recording, headers: list[tuple[bytes, bytes]], receive: Any, send: Any
+    ) -> None:
         entry = recording.entry
         first = await receive()
         if first.get("more_body"):
@@ -128,8 +139,9 @@ class Proxy:
             recording.request_chunk(content)
         assert self.client is not None
         try:
-            request = self.client.build_request(entry.method, entry.url, headers=headers,
-                                                content=content)  # fmt: skip
+            request = self.client.build_request(
+                entry.method, entry.url, headers=headers, content=content
+            )
             response = await self.client.send(request, stream=True)
         except (httpx.HTTPError, ValueError) as exc:  # not sent, or no answer came
             await self._own_answer(recording, exc, send)
@@ -157,8 +169,7 @@ class Proxy:
     ) -> None:
         raw = [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP]
         recording.response_start(response.status_code, dict(response.headers))
-        await send({"type": "http.response.start", "status": response.status_code,
-                    "headers": raw})  # fmt: skip
+        await send({"type": "http.response.start", "status": response.status_code, "headers": raw})
         gone = asyncio.ensure_future(_disconnected(receive))
         chunks = response.aiter_raw().__aiter__()
         cut: str | None = None
@@ -198,16 +209,26 @@ class Proxy:
         recording.own_answer = har.ProxyAnswer(status, error, details)
         recording.entry.fault = "silent" if status == 504 else "cut"
         self._done(recording, False, None)
-        body = {"proxy": NAME, "error": error, "details": details,
-                "upstream": redact.text(str(self.upstream))}  # fmt: skip
+        body = {
+            "proxy": NAME,
+            "error": error,
+            "details": details,
+            "upstream": redact.text(str(self.upstream)),
+        }
         said = f"{NAME}; error={error}; details={json.dumps(details, ensure_ascii=True)}"
         headers = [(b"content-type", b"application/json"), (b"proxy-status", said.encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": json.dumps(body).encode() + b"\n",
-                    "more_body": False})  # fmt: skip
+        await send(
+            {
+                "type": "http.response.body",
+                "body": json.dumps(body).encode() + b"\n",
+                "more_body": False,
+            }
+        )
         entry = recording.entry
-        self.say(redact.text(f"proxy answered {status} ({error}): {entry.method} {entry.url}: "
-                             f"{details}"))  # fmt: skip
+        self.say(
+            redact.text(f"proxy answered {status} ({error}): {entry.method} {entry.url}: {details}")
+        )
 
     def _done(self, recording: Recording, closed_by_upstream: bool, cut: str | None) -> None:
         """The exchange is over (once): to the session, which records and judges it."""
@@ -227,8 +248,9 @@ class Proxy:
 def _proxy_status(exc: BaseException) -> tuple[int, str]:
     """The status of the proxy's own answer and its Proxy-Status error type (RFC 9209 §2.3)."""
     if isinstance(exc, httpx.TimeoutException):
-        return 504, "connection_timeout" if isinstance(exc, httpx.ConnectTimeout) else (
-            "http_response_timeout")  # fmt: skip
+        if isinstance(exc, httpx.ConnectTimeout):
+            return 504, "connection_timeout"
+        return 504, "http_response_timeout"
     if isinstance(exc, httpx.ConnectError):
         return 502, "destination_unavailable"
     if isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol | ValueError):

@@ -53,8 +53,9 @@ class Session:
         self.started = time.monotonic()
         self._queue: queue.SimpleQueue[Recording | None] = queue.SimpleQueue()
         context = contextvars.copy_context()
-        self._worker = threading.Thread(target=context.run, args=(self._work,), daemon=True,
-                                        name="proxy-judging")  # fmt: skip
+        self._worker = threading.Thread(
+            target=context.run, args=(self._work,), daemon=True, name="proxy-judging"
+        )
         self._worker.start()
 
     # --- on the serving loop: cheap ---------------------------------------------------------
@@ -112,9 +113,13 @@ class Session:
         self._worker.join()
         with redact.scope(self.secrets):
             self._write_har()
-            run = outcome.run_of_findings([self.judging], invocation="assistant-conformance proxy",
-                                          report_dir=self.report_dir, started=self.started,
-                                          deadline=deadline)  # fmt: skip
+            run = outcome.run_of_findings(
+                [self.judging],
+                invocation="assistant-conformance proxy",
+                report_dir=self.report_dir,
+                started=self.started,
+                deadline=deadline,
+            )
             run.info["audit"]["unrecorded"] = self.unrecorded
             outcome.write_reports(run, self.report_dir)
         return run

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 
 from assistant_conformance.cli import command
-from assistant_conformance.report import pipe
+from assistant_conformance.report import closed_pipe
 
 
 def main(argv: list[str] | None = None, prog: str = "assistant-conformance") -> None:
     args = sys.argv[1:] if argv is None else argv
-    pipe.exit_quietly(lambda: command.exit_status(args, prog))
+    closed_pipe.exit_quietly(lambda: command.exit_status(args, prog))

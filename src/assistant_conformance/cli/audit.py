@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 if TYPE_CHECKING:
     from assistant_conformance.report.model import Run
@@ -37,8 +37,12 @@ def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def report_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--report-dir", type=Path, default=Path("reports"),
-                        help="where the reports are written (default: reports)")  # fmt: skip
+    parser.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path("reports"),
+        help="where the reports are written (default: reports)",
+    )
 
 
 def base_path_option(parser: argparse.ArgumentParser) -> None:
@@ -97,9 +101,13 @@ def main(args: argparse.Namespace) -> int:
                 print(
                     f"... and {count - FINDINGS_SHOWN} more {requirement} findings (in the reports)"
                 )
-        run = outcome.run_of_findings(judgings, invocation="assistant-conformance audit",
-                             report_dir=args.report_dir, started=started,
-                             deadline=DEFAULT_DEADLINE)  # fmt: skip
+        run = outcome.run_of_findings(
+            judgings,
+            invocation="assistant-conformance audit",
+            report_dir=args.report_dir,
+            started=started,
+            deadline=DEFAULT_DEADLINE,
+        )
         outcome.write_reports(run, args.report_dir)
         summary_lines(run, args.report_dir)
     return int(run.gate.exit_status)
@@ -117,18 +125,27 @@ def summary_lines(run: Run, report_dir: Path) -> None:
     doc = Document.of_run(run)
     seen = doc.audit
     assert seen is not None  # an audit's run
-    beyond = ((seen.unread, "not read (a body nested too deep)"),
-              (seen.unrecorded, "passed on past the recording's cap, not recorded"))  # fmt: skip
+    beyond = (
+        (seen.unread, "not read (a body nested too deep)"),
+        (seen.unrecorded, "passed on past the recording's cap, not recorded"),
+    )
     more = "".join(f", {count} {what}" for count, what in beyond if count)
-    print(f"{seen.exchanges} exchanges in {len(seen.files)} file(s): {seen.judged} "
-          f"judged, {seen.off_document} to no documented operation (counted, not judged), "
-          f"{seen.unanswered} without an answer{more}")  # fmt: skip
+    print(
+        f"{seen.exchanges} exchanges in {len(seen.files)} file(s): {seen.judged} "
+        f"judged, {seen.off_document} to no documented operation (counted, not judged), "
+        f"{seen.unanswered} without an answer{more}"
+    )
     totals = ", ".join(f"{n} {v}" for v, n in doc.totals.items())
-    untested = (f" (untested: {seen.not_judgeable} not judgeable from traffic, "
-                f"{seen.not_exercised} not exercised by these exchanges)")  # fmt: skip
-    print(f"{sum(doc.totals.values())} requirements: {totals}"
-          f"{untested if 'untested' in doc.totals else ''}")  # fmt: skip
+    untested = (
+        f" (untested: {seen.not_judgeable} not judgeable from traffic, "
+        f"{seen.not_exercised} not exercised by these exchanges)"
+    )
+    print(
+        f"{sum(doc.totals.values())} requirements: {totals}"
+        f"{untested if 'untested' in doc.totals else ''}"
+    )
     result = doc.result
     problems = f": {'; '.join(result.problems[:3])}" if result.exit_status else ""
-    print(f"result: {result.outcome} (exit {result.exit_status}){problems}; "
-          f"reports in {report_dir}/")  # fmt: skip
+    print(
+        f"result: {result.outcome} (exit {result.exit_status}){problems}; reports in {report_dir}/"
+    )

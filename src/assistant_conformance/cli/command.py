@@ -9,10 +9,10 @@
     assistant-conformance proxy --upstream URL [--port N]         judge live traffic as it passes
     assistant-conformance --version                               the suite's version and hashes
 
-An unknown verb or option prints the usage and exits 4 (report/exits.py). Each verb imports what
-it needs when it runs: `run` hands pytest a process that has not loaded its plugins yet. Output
+An unknown verb or option prints the usage and exits 4 (report/exit_codes.py). Each verb imports
+what it needs when it runs: `run` hands pytest a process that has not loaded its plugins yet. Output
 into a pipe its reader closed (`| head -1`) ends a command quietly, exit 141; `run` goes on to its
-end unheard, with the run's own exit status (report/pipe.py).
+end unheard, with the run's own exit status (report/closed_pipe.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
 from assistant_conformance import __version__
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 USAGE = "assistant-conformance {run,matrix,replay,merge,audit,proxy} ... | --version | --help"
 # Each verb and the module that adds its subparser (`add_verb`) with its handler (`func`, the

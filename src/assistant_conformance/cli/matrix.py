@@ -21,7 +21,7 @@ from assistant_conformance.matrix import output
 from assistant_conformance.matrix.runner import run_all
 from assistant_conformance.matrix.targets import Plan, PlanError, load_plan
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 
 def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

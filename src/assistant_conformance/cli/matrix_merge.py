@@ -14,7 +14,7 @@ from pathlib import Path
 from assistant_conformance.matrix import output
 from assistant_conformance.matrix.merge import MatrixMergeError, gather
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 
 def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from assistant_conformance.report.conformance_json import Document
 from assistant_conformance.report.document import cleanup_lines
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.suite.run.results import ShardMergeError, merge
 
 
@@ -26,8 +26,9 @@ def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def main(args: argparse.Namespace) -> int:
     prog = args.prog
     if args.report_dir.resolve() in {f.resolve() for f in args.folders}:
-        print(f"{prog}: error: --report-dir must not be one of the shards' folders",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{prog}: error: --report-dir must not be one of the shards' folders", file=sys.stderr
+        )
         return Exit.USAGE
     try:
         run = merge(args.folders, args.report_dir)

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 
 def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,13 +26,20 @@ def add_verb(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     from assistant_conformance.cli.audit import base_path_option, report_dir_option
 
     parser = verbs.add_parser("proxy", description=__doc__.split("\n\n")[0].split(": ", 1)[1])
-    parser.add_argument("--upstream", required=True,
-                        help="the server the traffic is for (required: no default)")  # fmt: skip
-    parser.add_argument("--port", type=int, default=8089,
-                        help="the port to listen on; 0: any free one, said on start "
-                        "(default: 8089)")  # fmt: skip
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="the address to listen on (default: 127.0.0.1, loopback)")  # fmt: skip
+    parser.add_argument(
+        "--upstream", required=True, help="the server the traffic is for (required: no default)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8089,
+        help="the port to listen on; 0: any free one, said on start (default: 8089)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default: 127.0.0.1, loopback)",
+    )
     report_dir_option(parser)
     base_path_option(parser)
     parser.add_argument(
@@ -55,8 +62,10 @@ def main(args: argparse.Namespace) -> int:
     if upstream.scheme not in ("http", "https") or not upstream.host:
         return _usage(prog, f"--upstream {args.upstream!r}: an http(s) URL is needed")
     if not (0 < args.exchange_timeout < math.inf):
-        return _usage(prog, f"--exchange-timeout {args.exchange_timeout:g}: a number of seconds "
-                            "above 0 is needed")  # fmt: skip
+        return _usage(
+            prog,
+            f"--exchange-timeout {args.exchange_timeout:g}: a number of seconds above 0 is needed",
+        )
     if not 0 <= args.port <= 65535:
         return _usage(prog, f"--port {args.port}: a port from 0 to 65535 is needed")
     if (problem := report_dir_problem(args.report_dir)) is not None:
@@ -82,11 +91,23 @@ def _serve(args: Any, listener: socket.socket, prog: str, secrets: redact.Secret
     from assistant_conformance.cli.audit import summary_lines
     from assistant_conformance.suite.http.trail import BODY_LIMIT
 
-    proxy = Proxy(args.upstream, args.report_dir, args.exchange_timeout, say=_say, secrets=secrets,
-                  base_path=args.base_path)  # fmt: skip
-    config = uvicorn.Config(proxy, log_level="critical", access_log=False, lifespan="on",
-                            server_header=False, date_header=False,  # the upstream's pass on
-                            timeout_graceful_shutdown=2)  # fmt: skip
+    proxy = Proxy(
+        args.upstream,
+        args.report_dir,
+        args.exchange_timeout,
+        say=_say,
+        secrets=secrets,
+        base_path=args.base_path,
+    )
+    config = uvicorn.Config(
+        proxy,
+        log_level="critical",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        date_header=False,  # the upstream's pass on
+        timeout_graceful_shutdown=2,
+    )
     server = uvicorn.Server(config)
 
     def stop(signum: int, frame: object) -> None:  # uvicorn raises the signal again at its end

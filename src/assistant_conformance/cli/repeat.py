@@ -7,7 +7,7 @@ whose verdicts differed, with each run's verdict, and the terminal shows the sam
 judge the same target: the one given (`--base-url`), else one embedded reference started here for
 the N runs (a fresh database, two principals of random tokens, never printed), not one each: a
 difference is then the suite's or the server's, never a new server's. Exit: 6 when a verdict
-differed (report/exits.py); else the runs' status, the worst of them (3 over 1 over 0); a run
+differed (report/exit_codes.py); else the runs' status, the worst of them (3 over 1 over 0); a run
 stopped by a usage error (4) or interrupted (2) ends the repeats with its status.
 """
 
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from assistant_conformance.reference.connectors import ConnectError, Endpoint, ReferenceConnector
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.repeat import Repeats, verdicts_of
 
 RUNS_FOLDER = "repeat"  # under the report dir: one folder per run

@@ -30,7 +30,7 @@ from typing import Any
 
 from assistant_conformance.contract import catalogue
 from assistant_conformance.report import redact
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.suite.evidence.har import Recorded, recorded_findings
 from assistant_conformance.suite.evidence.replay import Replayer
 from assistant_conformance.suite.evidence.unreplayed import NotReplayed

@@ -69,12 +69,12 @@ def without_repeat(argv: list[str]) -> list[str]:
     return [*out, *argv[split:]]
 
 
-def suite_flags(given: dict[str, object]) -> list[str]:
+def suite_flags(options: dict[str, object]) -> list[str]:
     """The suite options given, as pytest reads them (`--name=value`: a value that is a path
     is never taken for a test path)."""
     flags: list[str] = []
     for opt in OPTIONS:
-        value = given.get(opt.dest)
+        value = options.get(opt.dest)
         if value is None:
             continue
         if opt.is_flag:
@@ -124,9 +124,9 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
     ]  # fmt: skip
 
 
-def report_dir_of(given: dict[str, object]) -> Path:
+def report_dir_of(options: dict[str, object]) -> Path:
     """Where the run's reports go: --report-dir, else ASSISTANT_API_REPORT_DIR, else ./reports."""
-    named = given.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports"
+    named = options.get("report_dir") or os.environ.get("ASSISTANT_API_REPORT_DIR") or "reports"
     return Path(str(named)).resolve()
 
 

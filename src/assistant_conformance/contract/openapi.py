@@ -64,7 +64,7 @@ class Operation:
     # "process" (array of strings); "interpreted" where it leaves the body unspecified; "" none.
     body_kind: str = ""
     # x-requirements: what a finding on it is charged to, by kind (status, deleted, created,
-    # query, content-type); suite/judging/charges.py reads them.
+    # query, content-type); suite/judging/schemathesis_charges.py reads them.
     requirements: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     # x-references: the query parameters whose values, and whether the body's strings, name
     # resources (a request follows the document only where they name what the run made)

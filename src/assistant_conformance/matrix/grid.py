@@ -67,8 +67,10 @@ def _rows(plan: Plan, columns: list[Column], catalogue: Catalogue) -> list[dict[
     for rid, req in catalogue.requirements.items():
         if rid not in wanted:
             continue
-        cells = {name: got.get(rid, UNTESTED) if got is not None else NOT_RUN
-                 for name, got in verdicts.items()}  # fmt: skip
+        cells = {
+            name: got.get(rid, UNTESTED) if got is not None else NOT_RUN
+            for name, got in verdicts.items()
+        }
         judged = {cells[c.target.name] for c in columns if c.status == COMPLETED}
         rows.append(
             {

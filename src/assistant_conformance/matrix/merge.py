@@ -37,8 +37,12 @@ def gather(folders: list[Path], out: Path) -> tuple[Plan, list[Column]]:
             shutil.rmtree(place, ignore_errors=True)
             shutil.copytree(folder, place)
     first = plans[0]
-    plan = Plan(tuple(c.target for c in columns), first["seed"], first["examples"],
-                requirements=tuple(first["requirements"]))  # fmt: skip
+    plan = Plan(
+        tuple(c.target for c in columns),
+        first["seed"],
+        first["examples"],
+        requirements=tuple(first["requirements"]),
+    )
     return plan, columns
 
 

@@ -9,7 +9,7 @@ from assistant_conformance.contract import catalogue
 from assistant_conformance.matrix import grid, markdown, page
 from assistant_conformance.matrix.runner import NOT_RUN, Column
 from assistant_conformance.matrix.targets import Plan, PlanError
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 README_BLOCK = ("<!-- matrix:begin -->", "<!-- matrix:end -->")
 

@@ -89,7 +89,7 @@ def run_target(target: MatrixTarget, plan: Plan, out: Path, workdir: Path) -> Co
     if status is None:
         column.status, column.reason = NOT_RUN, f"the run did not end within {plan.timeout:g} s"
     elif status not in JUDGED_EXITS or column.document is None:
-        column.status, column.reason = NOT_RUN, why(status, run.stdout)
+        column.status, column.reason = NOT_RUN, ending_reason(status, run.stdout)
     save_column(column, plan, report_dir)
     return column
 
@@ -115,10 +115,17 @@ def load_column(report_dir: Path) -> tuple[dict[str, Any], Column]:
     if kept.get("format") != COLUMN_FORMAT:
         raise ValueError(f"{report_dir / COLUMN_FILE}: not a {COLUMN_FORMAT} file")
     raw = kept["target"]
-    target = MatrixTarget(**{**raw, "unsupported": tuple(raw["unsupported"]),
-                       "options": tuple(raw["options"])})  # fmt: skip
-    column = Column(target, kept["status"], kept["reason"], kept["exit_status"], kept["seconds"],
-                    kept["versions"])  # fmt: skip
+    target = MatrixTarget(
+        **{**raw, "unsupported": tuple(raw["unsupported"]), "options": tuple(raw["options"])}
+    )
+    column = Column(
+        target,
+        kept["status"],
+        kept["reason"],
+        kept["exit_status"],
+        kept["seconds"],
+        kept["versions"],
+    )
     column.document = document_in(report_dir)
     return kept["plan"], column
 
@@ -134,7 +141,7 @@ def document_in(report_dir: Path) -> Document | None:
         return None
 
 
-def why(status: int, log: str) -> str:
+def ending_reason(status: int, log: str) -> str:
     """The run's own one-line reason for ending without verdicts (the suite's exit 3 and 4)."""
     found = _REASON.findall(log)
     line = found[-1] if found else (log.strip().splitlines() or ["no output"])[-1]

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from assistant_conformance.contract import files
-from assistant_conformance.report import pipe
+from assistant_conformance.report import closed_pipe
 
 PROJECT = Path(str(resources.files("assistant_conformance.proof"))) / "langgraph"
 VENV = Path(os.environ.get("ASSISTANT_LANGGRAPH_VENV") or files.user_cache() / "venv-langgraph")
@@ -68,9 +68,16 @@ def langgraph_binary() -> Path:
         return binary
     steps = [
         [sys.executable, "-m", "venv", str(VENV)],
-        [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-r",
-         str(PROJECT / "requirements.txt")],
-    ]  # fmt: skip
+        [
+            str(VENV / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-r",
+            str(PROJECT / "requirements.txt"),
+        ],
+    ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
         if done.returncode != 0:
@@ -130,8 +137,18 @@ def start_langgraph(
         "LANGCHAIN_TRACING_V2": "false",
     }
     log_path = workdir / "langgraph.log"
-    command = [str(binary), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
-               "--no-reload", "--n-jobs-per-worker", "10"]  # fmt: skip
+    command = [
+        str(binary),
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--no-reload",
+        "--n-jobs-per-worker",
+        "10",
+    ]
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             command, cwd=project, env=env, stdout=log, stderr=log, start_new_session=True
@@ -180,4 +197,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    pipe.exit_quietly(main)
+    closed_pipe.exit_quietly(main)

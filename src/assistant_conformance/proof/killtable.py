@@ -43,7 +43,7 @@ from assistant_conformance.proof.mutants._base import Bound, Mutant
 from assistant_conformance.proof.suiterun import SuiteOptions, run_suite
 from assistant_conformance.proof.variants import VARIANTS
 from assistant_conformance.reference.connectors import ConnectError, Endpoint
-from assistant_conformance.report import pipe
+from assistant_conformance.report import closed_pipe
 from assistant_conformance.report.model import PASS
 from assistant_conformance.report.repeat import Repeats, verdicts_of
 
@@ -305,4 +305,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    pipe.exit_quietly(main)
+    closed_pipe.exit_quietly(main)

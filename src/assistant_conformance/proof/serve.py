@@ -14,7 +14,7 @@ from starlette.types import ASGIApp
 
 from assistant_conformance.proof import mutants, variants
 from assistant_conformance.reference import cli, embedded
-from assistant_conformance.report import pipe
+from assistant_conformance.report import closed_pipe
 
 start_server = partial(embedded.start, module=__name__)
 
@@ -41,4 +41,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    pipe.exit_quietly(main)
+    closed_pipe.exit_quietly(main)

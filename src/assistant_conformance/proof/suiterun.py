@@ -39,7 +39,9 @@ class SuiteOptions:
     the plugin's: before it loads, a separate value would read as a test path). `log`: its output
     (None: a temporary file, read into the result and removed); `errors_apart`: its stderr kept
     apart from its stdout. `checkout`: run `python -m pytest` from this checkout instead of the
-    installed suite. `env`: settings added to the run's environment. `quiet`: pytest's -q."""
+    installed suite. `env`: settings added to the run's environment. `quiet`: pytest's -q.
+    `fresh`: a process of its own, never forked (forks.py), as a user starts one: its start-up
+    and its CPU (the caller's RUSAGE_CHILDREN) are what bench/ measures."""
 
     report_dir: Path
     args: tuple[str, ...] = ()
@@ -49,6 +51,7 @@ class SuiteOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     checkout: Path | None = None
     quiet: bool = True
+    fresh: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def run_suite(target: Endpoint | None, options: SuiteOptions) -> SuiteResult:
     else:
         argv, cwd = ["-m", "assistant_conformance", "run", "--", *args], log.parent
     started = time.monotonic()
-    status = run_python(argv, cwd, env, log, options.timeout, errors)
+    status = run_python(argv, cwd, env, log, options.timeout, errors, fresh=options.fresh)
     seconds = time.monotonic() - started
     said = [_text(log), _text(errors)]
     if temporary is not None:
@@ -148,12 +151,13 @@ def run_python(
     log_path: Path,
     timeout: float,
     errors_path: Path | None = None,
+    fresh: bool = False,
 ) -> int | None:
     """`python -m NAME ARGS` (ARGV) in `cwd` with exactly `env`, its output to `log_path` (its
     errors to `errors_path` where given): its exit status, None past `timeout`. Forked from this
     process's forker where there is one and the run would start as it did (forks.py: no start-up
-    imports per run), else a process of its own."""
-    if (forker := _forker()) is not None and forker.starts_like(env):
+    imports per run), else (or `fresh`) a process of its own."""
+    if not fresh and (forker := _forker()) is not None and forker.starts_like(env):
         return forker.run(argv, cwd, env, log_path, timeout, errors_path)
     with log_path.open("w", encoding="utf-8") as log, contextlib.ExitStack() as more:
         errors = (

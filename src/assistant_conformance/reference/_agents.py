@@ -164,9 +164,16 @@ AGENTS: dict[str, ReferenceAgent] = {"echo": EchoAgent(), "counter": CounterAgen
 # Every stream mode a client may ask for; the agents produce values, messages (sent as the modes
 # messages and messages-tuple ask, _streams.py), updates and custom.
 STREAM_MODES = (
-    "values", "messages", "messages-tuple", "updates", "custom", "events", "debug", "tasks",
+    "values",
+    "messages",
+    "messages-tuple",
+    "updates",
+    "custom",
+    "events",
+    "debug",
+    "tasks",
     "checkpoints",
-)  # fmt: skip
+)
 DEFAULT_STREAM_MODES = ("values",)  # LangGraph's default, for a run that names no stream_mode
 
 

@@ -103,7 +103,12 @@ def _spawn(
     log_path = db_path.with_suffix(".log")
     with log_path.open("a") as log:  # stderr goes to a file so a chatty server can never block
         process = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            env=os.environ.copy(), pass_fds=keep,
-        )  # fmt: skip
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=os.environ.copy(),
+            pass_fds=keep,
+        )
     return RunningServer(base_url=base_url, process=process, db_path=db_path)

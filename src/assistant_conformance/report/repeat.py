@@ -15,7 +15,7 @@ from typing import Any
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.conformance_json import DocumentError, load_document
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 REPEAT_JSON, REPEAT_MARKDOWN = "repeat.json", "repeat.md"
 NO_VERDICT = "-"  # a requirement a run did not report

@@ -10,7 +10,7 @@ from typing import Any
 
 from assistant_conformance.contract.catalogue import Catalogue
 from assistant_conformance.report.baseline import BaselineEntry
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.model import (
     ERROR,
     FAIL,

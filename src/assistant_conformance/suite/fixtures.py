@@ -58,7 +58,8 @@ def target(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Target]:
     try:
-        workdir, shared = tmp_path_factory.mktemp("target"), shared_reference.given(pytestconfig)
+        workdir = tmp_path_factory.mktemp("target")
+        shared = shared_reference.handed_reference(pytestconfig)
         opened = open_target(suite_settings, workdir, policy, shared)
     except HarnessError as exc:
         harness_stop(pytestconfig).end(str(exc))
@@ -157,14 +158,6 @@ def capability_groups(
         return found
 
     return probed
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The capability gate, first, for the tests of a capability group (a few dozen: a fixture
-    for every test cost each its set-up and an Allure file)."""
-    for item in items:
-        if isinstance(item, pytest.Function) and capabilities.groups_of(item):
-            item.fixturenames = ["capability_gate", *item.fixturenames]  # its own list
 
 
 @pytest.fixture

@@ -1,14 +1,14 @@
 """The suite's pytest plugin: its options, and at configure the run's state and the plugin objects
 that hold each concern of a run, registered in order.
 
-Each concern keeps its typed key on the config's stash (suite/run/state.py) and, where it acts
-on pytest's hooks, a plugin object registered here: the garbage collector's schedule
-(run/memory.py), the results as reports arrive and NotJudged made a skip (judging/outcomes.py),
-the requirement markers and labels (`Labels`), a harness error's stop (run/state.py), each test's
-record and verdict (run/recording.py), the run's end and reports (run/reporting.py), the spread
-over workers (run/concurrency.py), --sweep (run/reporting.py). The plugin changes nothing at
-import. Its fixtures (the target, clients of each principal, the run's ledger) are in
-suite/fixtures.py.
+Each concern keeps its typed key on the config's stash (suite/run/state.py) and, where it acts on
+pytest's hooks, a plugin object registered here: the garbage collector's schedule (run/memory.py),
+the results as reports arrive and NotJudged made a skip (run/outcomes.py), the requirement markers
+and labels (`Labels`), a harness error's stop (run/state.py), each test's record and verdict
+(run/recording.py), the run's end and reports (run/reporting.py), a spread run's one embedded
+reference (run/shared_reference.py), the spread over workers (run/concurrency.py), --sweep
+(run/reporting.py). The plugin changes nothing at import. Its fixtures (the target, clients of each
+principal, the run's ledger) are in suite/fixtures.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from assistant_conformance.contract.catalogue import load
-from assistant_conformance.report import baseline, integrations, pipe, redact
+from assistant_conformance.report import baseline, closed_pipe, integrations, redact
 from assistant_conformance.suite.config import argv
 from assistant_conformance.suite.config.run_folder import Measurements, RunFolder
 from assistant_conformance.suite.config.settings import (
@@ -31,14 +31,14 @@ from assistant_conformance.suite.config.settings import (
 )
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
-from assistant_conformance.suite.judging import outcomes
-from assistant_conformance.suite.judging.outcomes import requirement_ids
 from assistant_conformance.suite.property import compat, generation
-from assistant_conformance.suite.run import capabilities, identity
+from assistant_conformance.suite.run import capabilities, identity, outcomes
 from assistant_conformance.suite.run.concurrency import AFTER_PROBE, Dealing, ask_workers
 from assistant_conformance.suite.run.memory import CollectorSchedule
+from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.run.recording import TestRecording
 from assistant_conformance.suite.run.reporting import RunReporting, Sweeping
+from assistant_conformance.suite.run.shared_reference import SharedReference
 from assistant_conformance.suite.run.state import (
     COLLECTED,
     FOUND,
@@ -55,10 +55,7 @@ from assistant_conformance.suite.safety.guarded import Guarding, ProbesAdapter
 from assistant_conformance.suite.safety.ledger import ANONYMOUS
 from assistant_conformance.suite.safety.session import GUARDED_CLIENTS
 
-pytest_plugins = (
-    "assistant_conformance.suite.run.shared_reference",  # before the fixtures, which import it
-    "assistant_conformance.suite.fixtures",
-)
+pytest_plugins = ("assistant_conformance.suite.fixtures",)
 _REDACTION = pytest.StashKey[Any]()  # the token that makes the run's secrets active
 
 
@@ -86,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
     if active:  # first: the collector off through the rest of start-up
         config.pluginmanager.register(CollectorSchedule(), "assistant-conformance-memory")
-    pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe does not end the run
+    closed_pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe ends no run
     catalogue = load()
     add_markers(config, catalogue.sections)
     try:
@@ -107,6 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if active and not controller:  # tests run here
         compat.install(ProbesAdapter(clients.adapter(policy), lambda: _probes_guarding(config)))
         generation.configure(settings.seed, settings.examples)
+    elif active:  # the workers' shared table, built once here while they start (compat.py, 9)
+        compat.build_codec_table()
     if settings.insecure:  # said once in the header and the report, not on every request
         config.addinivalue_line(
             "filterwarnings", "ignore::urllib3.exceptions.InsecureRequestWarning"
@@ -139,18 +138,21 @@ def add_markers(config: pytest.Config, sections: dict[str, str]) -> None:
 def register_objects(config: pytest.Config, setup: RunSetup, found: TargetFound) -> None:
     """The run's state under its keys, and its plugin objects. pytest calls a hook's
     implementations the later registered first (a wrapper: outside): the spread over workers
-    (`Dealing`) wraps the others' session start, the reference's launch among them."""
+    (`Dealing`) wraps the others' session start, the shared reference's launch
+    (`SharedReference`) among them."""
     collector = outcomes.Collector(found.capabilities)
     stop = HarnessStop(found, setup.worker)
     config.stash[SETUP], config.stash[FOUND], config.stash[STOP] = setup, found, stop
     config.stash[MEASURED], config.stash[COLLECTED] = Measurements(), collector
     plugins: list[tuple[object, str]] = [
+        (capabilities.CapabilityGate(), "capability-gate"),
         (collector, "collector"),
         (outcomes.NotJudgedSkips(), "skips"),
         (Labels(), "labels"),
         (stop, "stop"),
         (TestRecording(), "recording"),
         (RunReporting(), "reporting"),
+        (SharedReference(), "shared-reference"),
         (Dealing(), "dealing"),
     ]
     if setup.settings.sweep:

@@ -32,9 +32,16 @@ JOIN = re.compile(f"({RUN})/stream")
 # mutant that breaks one run path is run against all of it, so a verdict the broken path takes
 # down wrongly shows beside the expected ones.
 RUN_SERVED = (
-    "RUN-STATUS", "RUN-STREAM", "RUN-JOIN", "RUN-WAIT", "RUN-CANCEL", "RUN-GET", "RUN-LIST",
-    "USAGE-ROWS", "LAST-EVENT-ID",
-)  # fmt: skip
+    "RUN-STATUS",
+    "RUN-STREAM",
+    "RUN-JOIN",
+    "RUN-WAIT",
+    "RUN-CANCEL",
+    "RUN-GET",
+    "RUN-LIST",
+    "USAGE-ROWS",
+    "LAST-EVENT-ID",
+)
 
 
 class WaitFailsAfterRun(Mutant):

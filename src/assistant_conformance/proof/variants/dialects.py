@@ -112,8 +112,13 @@ class InputTextOnly(RunBodyChecked):
         if isinstance(text, str):
             return None
         received = "undefined" if text is None else type(text).__name__
-        issue = {"code": "invalid_type", "expected": "string", "received": received,
-                 "path": ["input"], "message": f"Expected string, received {received}"}  # fmt: skip
+        issue = {
+            "code": "invalid_type",
+            "expected": "string",
+            "received": received,
+            "path": ["input"],
+            "message": f"Expected string, received {received}",
+        }
         return 201, {"message": f"[ZodError: {json.dumps([issue])}]"}
 
     def taken(self, body: Any) -> Any:

@@ -102,8 +102,11 @@ class Throttling(Variant):
             await self.app(scope, receive, send)
             return
         body = b'{"statusCode": 429, "message": "Too Many Requests"}'
-        headers = [(b"content-type", b"application/json"), (b"retry-after", b"1"),
-                   (b"content-length", str(len(body)).encode())]  # fmt: skip
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"retry-after", b"1"),
+            (b"content-length", str(len(body)).encode()),
+        ]
         await send({"type": "http.response.start", "status": 429, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 

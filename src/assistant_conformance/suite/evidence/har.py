@@ -276,7 +276,7 @@ class HarEntry:
 
 
 def entry_json(
-    e: Entry,
+    exchange: Entry,
     entries: list[Entry],
     provenance: tuple[Provenance, ...] = (),
     marks: ProxyMarks | None = None,
@@ -285,49 +285,50 @@ def entry_json(
     """An exchange as a HAR 1.2 entry, with the project's fields; `entries`: those of its
     document (an open stream of `during` is named by its place among them); `whose`: its
     `_credential` where it is known already (read back: the headers hold it masked)."""
-    url = httpx.URL(e.url)
-    milliseconds = round(e.seconds * 1000, 1)
+    url = httpx.URL(exchange.url)
+    milliseconds = round(exchange.seconds * 1000, 1)
+    started = exchange.started.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     found: dict[str, Any] = {
-        "startedDateTime": e.started.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "startedDateTime": started,
         "time": milliseconds,
         "request": {
-            "method": e.method,
+            "method": exchange.method,
             "url": str(url),
             "httpVersion": "HTTP/1.1",
             "cookies": [],
-            "headers": _headers(e.request_headers),
+            "headers": _headers(exchange.request_headers),
             "queryString": [{"name": k, "value": v} for k, v in url.params.multi_items()],
             "headersSize": -1,
-            "bodySize": len(e.request_body or b""),
+            "bodySize": len(exchange.request_body or b""),
         },
         "response": {
-            "status": e.status or 0,
+            "status": exchange.status or 0,
             "statusText": "",
             "httpVersion": "HTTP/1.1",
             "cookies": [],
-            "headers": _headers(e.response_headers),
-            "content": _content(bytes(e.response_body), e.response_headers),
+            "headers": _headers(exchange.response_headers),
+            "content": _content(bytes(exchange.response_body), exchange.response_headers),
             "redirectURL": "",
             "headersSize": -1,
-            "bodySize": len(e.response_body),
+            "bodySize": len(exchange.response_body),
         },
         "cache": {},
         "timings": {"send": 0, "wait": milliseconds, "receive": 0},
-        "_credential": credential(e.request_headers) if whose is None else whose,
+        "_credential": credential(exchange.request_headers) if whose is None else whose,
         "_provenance": [p.as_json() for p in provenance],
     }
-    if e.request_body:
-        post = _content(e.request_body, e.request_headers)
+    if exchange.request_body:
+        post = _content(exchange.request_body, exchange.request_headers)
         found["request"]["postData"] = {k: v for k, v in post.items() if k != "size"}
-    if e.stream is not None:
-        found["_stream"] = asdict(e.stream)
-    if e.fault:
-        found["_fault"] = e.fault
-    during = [{"entry": i, "events": n} for i, n in _relative(e.during, entries)]
+    if exchange.stream is not None:
+        found["_stream"] = asdict(exchange.stream)
+    if exchange.fault:
+        found["_fault"] = exchange.fault
+    during = [{"entry": i, "events": n} for i, n in _relative(exchange.during, entries)]
     if during:
         found["_during"] = during
-    if e.poll is not None:
-        found["_poll"] = _poll_json(e.poll)
+    if exchange.poll is not None:
+        found["_poll"] = _poll_json(exchange.poll)
     if marks is not None:
         _mark(found, marks)
     return found

@@ -162,8 +162,10 @@ def put(
     elif slot.startswith("query:"):
         url = url.copy_set_param(slot[6:], value)
     elif slot == "header:last-event-id":
-        headers = {**{k: v for k, v in headers.items() if k.lower() != "last-event-id"},
-                   "last-event-id": value}  # fmt: skip
+        headers = {
+            **{k: v for k, v in headers.items() if k.lower() != "last-event-id"},
+            "last-event-id": value,
+        }
     elif slot == "header:authorization":
         headers = {**headers, "Authorization": f"Bearer {value}"}
     elif slot.startswith("body") and body is not None:
@@ -176,8 +178,11 @@ def put(
 def _set(document: Any, path: str, value: str) -> bool:
     steps = _STEP.findall(path)
     for key, number in steps[:-1]:
-        document = document.get(key) if key and isinstance(document, dict) else (
-            document[int(number)] if isinstance(document, list) and number else None)  # fmt: skip
+        document = (
+            document.get(key)
+            if key and isinstance(document, dict)
+            else (document[int(number)] if isinstance(document, list) and number else None)
+        )
     key, number = steps[-1] if steps else ("", "")
     if key and isinstance(document, dict):
         document[key] = value

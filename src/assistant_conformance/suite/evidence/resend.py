@@ -19,7 +19,7 @@ import httpx
 from assistant_conformance.suite.evidence import places, unreplayed
 from assistant_conformance.suite.evidence.har import Recorded
 from assistant_conformance.suite.flows import POLL_INTERVAL
-from assistant_conformance.suite.http import running, trail
+from assistant_conformance.suite.http import running_test, trail
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 from assistant_conformance.suite.http.sse import read_stream
 from assistant_conformance.suite.http.target import Target
@@ -71,7 +71,7 @@ class Resend:
     def go(self) -> list[trail.Entry]:
         entries, index = self.recorded.entries, 0
         sent: list[trail.Entry] = []
-        with running.following(sent):
+        with running_test.following(sent):
             try:
                 while index < len(entries):
                     self.wait_for_streams(index)
@@ -162,7 +162,7 @@ class Resend:
         method, url, headers, body, principal = self.request(index)
         client = self.sender.client(principal)
         holder: list[trail.Entry] = []
-        with running.following(holder):
+        with running_test.following(holder):
             try:
                 client.request(method, url, headers=headers, content=body)
             except (NotOwned, Stopped, Overdue) as refused:
@@ -187,7 +187,7 @@ class Resend:
 
         def read() -> None:
             # the entry keeps what came, or the fault; a stream that got no answer says why
-            with running.following(holder):
+            with running_test.following(holder):
                 try:
                     read_stream(
                         client,

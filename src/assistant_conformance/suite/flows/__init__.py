@@ -27,10 +27,10 @@ import httpx
 
 from assistant_conformance.contract.openapi import Operation
 from assistant_conformance.suite.config.run_folder import SharedCounts
-from assistant_conformance.suite.http import running, trail
+from assistant_conformance.suite.http import running_test, trail
 from assistant_conformance.suite.judging import checks, findings
-from assistant_conformance.suite.judging.charges import SHAPE
 from assistant_conformance.suite.judging.idle_reads import filter_keeps
+from assistant_conformance.suite.judging.schemathesis_charges import SHAPE
 
 POLL_INTERVAL = 0.05  # seconds between two reads of a polling loop
 # Two reads that must agree (a run's status that stays, a collection at rest): this far apart, and
@@ -123,7 +123,7 @@ def poll(
     kind = until.kind.value
     waited_before = waits is not None and waits.spent(kind)
     deadline = time.monotonic() + (0 if waited_before else timeout)
-    with running.polling(until, timeout):
+    with running_test.polling(until, timeout):
         while True:
             response = read()
             if checks.holds(until, [response.extensions[trail.ENTRY]]):
@@ -156,7 +156,7 @@ def settled(
     agreed. A replay reads by the same words (suite/evidence/resend.py)."""
     deadline = time.monotonic() + timeout
     agree = trail.Agreement(key, AGREE_APART, AGREE_TRIES, was)
-    with running.polling(until, timeout, agree):
+    with running_test.polling(until, timeout, agree):
         seen: list[Any] = []
         while True:
             response = read()

@@ -35,7 +35,7 @@ import httpx
 
 from assistant_conformance.suite.config.options import TESTING_WORDS
 from assistant_conformance.suite.flows import is_success, json_of, of_thread
-from assistant_conformance.suite.http import running
+from assistant_conformance.suite.http import running_test
 from assistant_conformance.suite.http.observe import AnswerFault
 from assistant_conformance.suite.judging import findings
 from assistant_conformance.suite.safety.ledger import Ledger
@@ -258,5 +258,5 @@ def runs_started(api: httpx.Client, ledger: Ledger) -> list[RunCost]:
         return [r for r in of_thread(body or [], thread_id) if r.get("run_id")]
 
     # Independent reads: side by side (a far target's round trip each, not one after another).
-    found = running.at_once([partial(runs_of, path) for path in threads])
+    found = running_test.at_once([partial(runs_of, path) for path in threads])
     return cost_of([run for runs in found for run in runs])

@@ -173,9 +173,14 @@ def _numbering_read(agent: Agent, body: dict[str, Any]) -> StreamRead | None:
     assert agent.api is not None
     try:
         thread = _thread(agent.api, agent.ledger)
-        return read_stream(agent.api, "POST", runs_url(thread, tail="/stream"),
-                           deadline=agent.timeout, json_body=body,
-                           run_ended=ended_probe(agent.api, thread))  # fmt: skip
+        return read_stream(
+            agent.api,
+            "POST",
+            runs_url(thread, tail="/stream"),
+            deadline=agent.timeout,
+            json_body=body,
+            run_ended=ended_probe(agent.api, thread),
+        )
     except (_NoThread, httpx.HTTPError, AnswerFault):
         return None
 
@@ -217,9 +222,14 @@ def attempt(
         if path == BY_WAIT:
             return _waited(api, thread, body, agent.timeout)
         if path == BY_STREAM:
-            read = read_stream(api, "POST", runs_url(thread, tail="/stream"),
-                               deadline=agent.timeout, json_body=body,
-                               run_ended=ended_probe(api, thread))  # fmt: skip
+            read = read_stream(
+                api,
+                "POST",
+                runs_url(thread, tail="/stream"),
+                deadline=agent.timeout,
+                json_body=body,
+                run_ended=ended_probe(api, thread),
+            )
             found = run_id_in(read.events, read.exchange.response_headers)
             return _stream_result(BY_STREAM, read), found
         return _joined(api, thread, body, agent.timeout)
@@ -301,8 +311,13 @@ def _joined(
     run_id = answer.get("run_id") if isinstance(answer, dict) else None
     if not isinstance(run_id, str):
         return PathResult(BY_JOIN, BROKEN, f"HTTP {created.status_code} named no run_id"), None
-    read = read_stream(api, "GET", runs_url(thread, run_id, "/stream"), deadline=timeout,
-                       run_ended=ended_probe(api, thread, run_id))  # fmt: skip
+    read = read_stream(
+        api,
+        "GET",
+        runs_url(thread, run_id, "/stream"),
+        deadline=timeout,
+        run_ended=ended_probe(api, thread, run_id),
+    )
     joined = _stream_result(BY_JOIN, read)
     if not 200 <= read.status < 300:  # the run was made: a join refused is the target's
         return PathResult(BY_JOIN, BROKEN, f"joining it answered {joined.how}"), run_id

@@ -34,14 +34,14 @@ REFERENCES = ("workspaceId", "integrationId", "copilotModel.copilotId")
 EVERY_FIELD = "a Knowledgebase with every field of 2.1 (declared types, allowed values)"
 
 
-def other(prefix: str) -> str:
+def other_prefix(prefix: str) -> str:
     return KNOWLEDGES if prefix == V1 else V1
 
 
 def with_references(
-    body: dict[str, Any], given: Mapping[str, str], keep: Collection[str] = ()
+    body: dict[str, Any], references: Mapping[str, str], keep: Collection[str] = ()
 ) -> dict[str, Any]:
-    """`body` with each reference field it holds set to the user's value (`given`, by path), or
+    """`body` with each reference field it holds set to the user's value (`references`, by path), or
     left out where none was given; the paths in `keep` (broken on purpose) stay as they are."""
     shaped = dict(body)
     for path in REFERENCES:
@@ -53,8 +53,8 @@ def with_references(
             if not isinstance(shaped.get(parent), dict):
                 continue
             holder = shaped[parent] = dict(shaped[parent])
-        if leaf in holder and path in given:
-            holder[leaf] = given[path]
+        if leaf in holder and path in references:
+            holder[leaf] = references[path]
         elif leaf in holder:
             del holder[leaf]
     return shaped

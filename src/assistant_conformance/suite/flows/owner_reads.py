@@ -23,7 +23,7 @@ import httpx
 from assistant_conformance.contract.openapi import MARKER_KEY, Operation
 from assistant_conformance.suite.flows import AGREE_APART, AGREE_TRIES
 from assistant_conformance.suite.flows.runs import THREADS
-from assistant_conformance.suite.http import running, trail
+from assistant_conformance.suite.http import running_test, trail
 from assistant_conformance.suite.judging import checks, findings
 from assistant_conformance.suite.judging.idle_reads import compared, described
 
@@ -101,7 +101,7 @@ def _naming(key: str | list[str], value: Any) -> dict[str, Any]:
 
 def look(api: httpx.Client, reads: list[OwnerRead]) -> list[httpx.Response]:
     """Every read once, side by side (they are independent)."""
-    return running.at_once([partial(read.send, api) for read in reads])
+    return running_test.at_once([partial(read.send, api) for read in reads])
 
 
 def whole(response: httpx.Response) -> trail.Entry:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.suite.flows import Waits, is_success, json_of, poll
-from assistant_conformance.suite.http import running
+from assistant_conformance.suite.http import running_test
 from assistant_conformance.suite.judging import checks, findings
 
 COMPLETES = "KB-PROCESS-COMPLETES"
@@ -109,7 +109,7 @@ def judge_completes(response: httpx.Response, doc_ids: list[str], timeout: float
     charged where it does not hold (its poll then waited its whole bound: see the module)."""
     check = checks.DocumentsTerminalCheck(entry=findings.index(response), ids=tuple(doc_ids))
     expected = f"every processed document {sorted(checks.TERMINAL_DOCUMENT)} within {timeout:g} s"
-    if COMPLETES in running.checked_requirements():
+    if COMPLETES in running_test.checked_requirements():
         findings.judge(COMPLETES, check, expected, response)
         return
     held, actual = checks.evaluate(check, findings.current().exchanges)

@@ -15,8 +15,9 @@ How the suite learns of it, in three places, each where what it reads proves the
 - the pre-flight (suite/http/target.py) sends the reads of contract/resources.py in order until one
   answers as this API does: those before it that did not are absent (and a target where none
   does is refused: the address is wrong, or the token);
-- at the end of every test, its exchanges (`in_trail`, charged by suite/judging/door_charges.py): a
-  405 or a 501 on a documented operation, and a 404 on one the pre-flight found absent. These depend
+- at the end of every test, its exchanges (`in_trail`, charged by
+  suite/judging/answer_charges.py): a 405 or a 501 on a documented operation, and a 404 on one
+  the pre-flight found absent. These depend
   on neither the input nor the test, so any test that met one has seen the absence;
 - a failed status finding whose answer says so (`of_finding`): a 404 on another operation and
   the phrasings depend on what was sent, so they count only where a test sent the request as

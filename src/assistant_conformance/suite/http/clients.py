@@ -3,10 +3,11 @@
 Whichever layer sends a request (the scenario flows, the credential cases, the pre-flight and
 the probes, the capability probes, the property layer and schemathesis' own probes, the clean-up,
 the sweep, a replay), it goes out through the policy (extra headers, TLS, rate limit, throttling
-waited out, a dropped connection sent again) and its answer comes back through the door (door.py:
-deadline, size cap, a whole message), onto the running test's trail:
+waited out, a dropped connection sent again) and its answer comes back through the door
+(answer_bounds.py: deadline, size cap, a whole message), onto the running test's trail:
 
-    httpx.Client -> [the run's guard] -> door.BoundedTransport -> policy.PolicyTransport -> wire
+    httpx.Client -> [the run's guard] -> answer_bounds.BoundedTransport
+                 -> policy.PolicyTransport -> wire
     requests.Session -> [the run's guard] -> policy.PolicyAdapter (its door) -> wire
 
 - `client(policy, base_url, token)`: an httpx client, `token` its bearer credential;
@@ -26,7 +27,7 @@ import httpx
 import requests
 from requests.adapters import HTTPAdapter
 
-from assistant_conformance.suite.http.door import BoundedTransport
+from assistant_conformance.suite.http.answer_bounds import BoundedTransport
 from assistant_conformance.suite.http.policy import Policy, PolicyAdapter, PolicyTransport
 
 

@@ -1,15 +1,15 @@
-"""What the doors saw, handed to the module that judges it (suite/judging/door_charges.py).
+"""What the doors saw, handed to the module that judges it (suite/judging/answer_charges.py).
 
 The doors (the transport policy, the bounded door, the guard, the event-stream reader) bound,
 count and record; they judge nothing and name no requirement. What they see that may be a
 finding reaches the judge in one of two ways:
 - raised: an AnswerFault, when no answer was received within the run's bounds (too slow, too
   large, incomplete): the request cannot go on;
-- recorded: an Observation of the test that is running (running.py: `seen`), when the answer came
-  and tells something every answer of its kind must keep, whichever test got it: a JSON body that is
-  not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a Bearer
-  challenge, a deadline a plain request missed (MISSED: judged at the test's end where nothing
-  judged it yet). Outside a test (a fixture's set-up, the clean-up) nothing collects them.
+- recorded: an Observation of the test that is running (running_test.py: `seen`), when the answer
+  came and tells something every answer of its kind must keep, whichever test got it: a JSON body
+  that is not strict JSON, a 2xx JSON body declared as something else, a 401 with or without a
+  Bearer challenge, a deadline a plain request missed (MISSED: judged at the test's end where
+  nothing judged it yet). Outside a test (a fixture's set-up, the clean-up) nothing collects them.
 
 `Deadlines` gives each operation its deadline and counts the deadlines it missed in the run: one
 late twice is not asked again (Overdue), so that a target that hangs or drips costs two deadlines
@@ -21,12 +21,12 @@ comes from (a `Deadline`, named in a fault):
 - an operation's deadline is --request-timeout, or twice the longest whole answer it gave in this
   run (under the run's own load) where that is longer, at most GROWN_AT_MOST times
   --request-timeout;
-- a request that waits for a run's end (runs/wait) is given --process-timeout, the bound of
-  waiting for a run, where that is longer, plus the longest run of the suite measured so far for
-  each run of the suite ahead of it (its answer waits for them: running.py bounds how many), at
-  most --process-timeout each: at most RUNS_AT_ONCE times --process-timeout in all. One that
-  misses even that while other runs of the suite were in flight is not judged (the AnswerFault's
-  `loaded` says so), and not counted as missed.
+- a request that waits for a run's end (runs/wait) is given --process-timeout, the bound of waiting
+  for a run, where that is longer, plus the longest run of the suite measured so far for each run of
+  the suite ahead of it (its answer waits for them: runs_in_flight.py bounds how many), at most
+  --process-timeout each: at most RUNS_AT_ONCE times --process-timeout in all. One that misses even
+  that while other runs of the suite were in flight is not judged (the AnswerFault's `loaded` says
+  so), and not counted as missed.
 
 A check that cannot be judged (a bound spent, the target throttling, the run's budget, --read-only,
 a stopped run, a failed precondition) raises NotJudged: the test's verdict is skip, with its
@@ -65,19 +65,19 @@ MISSED = "missed its deadline"  # a plain request's: judged in its test, whateve
 
 
 class Deadline(float):
-    """Seconds for a whole answer, with where they come from (`why`, said in a fault)."""
+    """Seconds for a whole answer, with where they come from (`source`, said in a fault)."""
 
-    why: str
+    source: str
 
-    def __new__(cls, seconds: float, why: str = "--request-timeout") -> Deadline:
+    def __new__(cls, seconds: float, source: str = "--request-timeout") -> Deadline:
         made = super().__new__(cls, seconds)
-        made.why = why
+        made.source = source
         return made
 
 
 def said(deadline: float) -> str:
     """`deadline` in a fault's words: its seconds and where they come from."""
-    return f"{deadline:g} s ({getattr(deadline, 'why', '--request-timeout')})"
+    return f"{deadline:g} s ({getattr(deadline, 'source', '--request-timeout')})"
 
 
 @dataclass(frozen=True)

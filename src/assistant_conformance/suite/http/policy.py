@@ -1,6 +1,6 @@
 """The run's transport policy: what every request of every layer carries and waits for, built once
 from the settings (`Policy.of`). Every client of the target is made from it in clients.py, and
-reads its answers through the door (door.py: deadline, size cap, completeness):
+reads its answers through the door (answer_bounds.py: deadline, size cap, completeness):
 
 - extra headers (--header 'Name: value'), added where the request has none of that name; their
   values are secrets in every output unless the name is harmless (HARMLESS);
@@ -19,7 +19,7 @@ reads its answers through the door (door.py: deadline, size cap, completeness):
   remaining checks are not judged): a target that hangs or drips costs two deadlines per
   operation, not one per test. Counted for the whole run, its pytest-xdist workers included
   (config/run_folder.py); the deadline itself follows what the run measured (observe.Deadlines);
-- the suite's own runs in flight on the target, across workers, are bounded (running.py).
+- the suite's own runs in flight on the target, across workers, are bounded (runs_in_flight.py).
 """
 
 from __future__ import annotations
@@ -41,9 +41,15 @@ from requests.adapters import HTTPAdapter
 from assistant_conformance.report import redact
 from assistant_conformance.suite.config.run_folder import RunFolder, SharedCounts
 from assistant_conformance.suite.config.settings import SuiteSettings
-from assistant_conformance.suite.http import door, door_requests, observe, running
+from assistant_conformance.suite.http import (
+    answer_bounds,
+    observe,
+    requests_bounds,
+    running_test,
+    runs_in_flight,
+)
 from assistant_conformance.suite.http.observe import CUT, SILENT, AnswerFault, Deadlines, NotJudged
-from assistant_conformance.suite.http.running import RUN_WAIT, RunLoad
+from assistant_conformance.suite.http.runs_in_flight import RUN_WAIT, RunLoad
 
 HARMLESS = frozenset(
     {"user-agent", "accept-language", "x-request-id", "x-correlation-id", "traceparent"}
@@ -120,7 +126,7 @@ class Policy:
                 run_waits=frozenset({RUN_WAIT}),
             ),
             runs=RunLoad(
-                shared.counts(running.LOAD_FILE),
+                shared.counts(runs_in_flight.LOAD_FILE),
                 follow_for=settings.process_timeout,
             ),
         )
@@ -203,7 +209,9 @@ class PolicyTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         def attempt() -> httpx.Response:
             self.policy.prepare(request.headers)
-            request.extensions[door.SENT_AT] = time.monotonic()  # the door's deadline starts
+            request.extensions[answer_bounds.SENT_AT] = (
+                time.monotonic()
+            )  # the door's deadline starts
             return self.inner.handle_request(request)
 
         label = f"{request.method} {request.url.path}"
@@ -228,11 +236,11 @@ class PolicyAdapter(HTTPAdapter):
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: object
     ) -> requests.Response:
-        operation, url = door_requests.requests_label(request), str(request.url)
-        plain = running.plain_in_test(request.headers)
+        operation, url = requests_bounds.requests_label(request), str(request.url)
+        plain = running_test.plain_in_test(request.headers)
         late = self.policy.late
         headers = {k: str(v) for k, v in request.headers.items()}
-        place = running.take_place(self.policy.runs, operation, url, headers, self._read)
+        place = runs_in_flight.take_place(self.policy.runs, operation, url, headers, self._read)
         limit = late.deadline_of(operation, self.policy.deadline, place.ahead, place.longest_run)
         fault: AnswerFault | None = None
         try:
@@ -249,22 +257,22 @@ class PolicyAdapter(HTTPAdapter):
             raise
         finally:
             if late.done(operation, held, fault, plain) and fault is not None:
-                running.missed(fault)
+                running_test.missed(fault)
 
     def _read(self, url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
-        """GET `url` for a run's follower (running.py), under the plain deadline and no other
+        """GET `url` for a run's follower (runs_in_flight.py), under the plain deadline and no other
         bound of the run: no place, no deadline counted, no trail outside a test."""
         sent = requests.Request("GET", url, headers=dict(headers)).prepare()
         deadline = observe.Deadline(self.policy.deadline)
         answer = self._send(sent, {"timeout": self.policy.deadline}, deadline)
-        return answer.status_code, getattr(answer, door.JSON_VALUE, None)
+        return answer.status_code, getattr(answer, answer_bounds.JSON_VALUE, None)
 
     def _send(
         self,
         request: requests.PreparedRequest,
         kwargs: dict[str, object],
         limit: float,
-        place: running.RunPlace | None = None,
+        place: runs_in_flight.RunPlace | None = None,
     ) -> requests.Response:
         started = time.monotonic()
         kwargs["verify"] = self.policy.requests_verify
@@ -278,7 +286,7 @@ class PolicyAdapter(HTTPAdapter):
             return super(PolicyAdapter, self).send(request, stream=True, **kwargs)  # type: ignore[arg-type]
 
         label = f"{request.method} {urlsplit(str(request.url)).path}"
-        entry = door_requests.requests_entry(request)
+        entry = requests_bounds.requests_entry(request)
         try:
             response: requests.Response = self.policy.send(
                 label, attempt, lambda r: (r.status_code, r.headers)
@@ -286,15 +294,22 @@ class PolicyAdapter(HTTPAdapter):
         except requests.Timeout:
             entry.fault = SILENT
             what = f"no answer within {observe.said(limit)}"
-            raise AnswerFault(SILENT, f"{door_requests.requests_label(request)}: {what}",
-                              door_requests.requests_evidence(request, None)) from None  # fmt: skip
+            label = requests_bounds.requests_label(request)
+            evidence = requests_bounds.requests_evidence(request, None)
+            raise AnswerFault(SILENT, f"{label}: {what}", evidence) from None
         except requests.ConnectionError as exc:
             entry.fault = CUT
             what = f"the connection closed without an answer ({type(exc).__name__})"
-            raise AnswerFault(CUT, f"{door_requests.requests_label(request)}: {what}",
-                              door_requests.requests_evidence(request, None)) from None  # fmt: skip
-        door_requests.read_requests_body(
-            request, response, started=started, deadline=limit,
-            cap=self.policy.cap, entry=entry, place=place or running.RunPlace(None),
-        )  # fmt: skip
+            label = requests_bounds.requests_label(request)
+            evidence = requests_bounds.requests_evidence(request, None)
+            raise AnswerFault(CUT, f"{label}: {what}", evidence) from None
+        requests_bounds.read_requests_body(
+            request,
+            response,
+            started=started,
+            deadline=limit,
+            cap=self.policy.cap,
+            entry=entry,
+            place=place or runs_in_flight.RunPlace(None),
+        )
         return response

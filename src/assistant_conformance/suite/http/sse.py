@@ -3,7 +3,7 @@
 Written here because httpx-sse departs from the standard: after the first `id:` it dispatches an
 empty event on every extra blank line, which would look like duplicated events on resume. Like
 the door for JSON bodies, it records an event whose `data:` is JSON only by Python's lenient
-reading (NaN, Infinity) as an observation for the judge (suite/judging/charges.py).
+reading (NaN, Infinity) as an observation for the judge (suite/judging/answer_charges.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import observe, running, strictjson, trail
+from assistant_conformance.suite.http import observe, running_test, strictjson, trail
 from assistant_conformance.suite.http.exchange import of_response
 from assistant_conformance.suite.http.observe import AnswerFault
 
@@ -141,7 +141,7 @@ def observe_data(
         if (wrong := strictjson.problem(event.data)) is not None:
             what = f"{label}: event {event.id or '(no id)'} {event.event}: {wrong}"
             seen = observe.Observation(observe.NOT_STRICT_JSON, what, exchange, f"{label}|{wrong}")
-            running.seen(dataclasses.replace(seen, entry=entry))
+            running_test.seen(dataclasses.replace(seen, entry=entry))
             return
 
 
@@ -282,8 +282,12 @@ class LiveStream:
         except AnswerFault as fault:  # no answer at all: the thread ends, the test reads why
             self.error = fault.what
         finally:
-            observe_data(self.events, operation_label(self.method, httpx.URL(self.url).path),
-                         self.exchange, self.entry)  # fmt: skip
+            observe_data(
+                self.events,
+                operation_label(self.method, httpx.URL(self.url).path),
+                self.exchange,
+                self.entry,
+            )
             self._done.set()
 
     def wait_for(self, count: int, timeout: float) -> bool:

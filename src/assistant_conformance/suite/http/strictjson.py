@@ -3,7 +3,7 @@
 Python's json module also reads `NaN`, `Infinity` and `-Infinity`, which are not JSON (RFC 8259
 §6): `JSON.parse` in browsers and Node throws on them. So is a body declared JSON that is not
 UTF-8 (§8.1). The doors read every JSON body here and record a body that is JSON only by
-Python's reading (suite/http/door.py); suite/judging/charges.py judges it.
+Python's reading (suite/http/answer_bounds.py); suite/judging/answer_charges.py judges it.
 """
 
 from __future__ import annotations

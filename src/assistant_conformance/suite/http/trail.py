@@ -5,9 +5,9 @@ a finding's exchange in the reports (suite/http/exchange.py), the trail's, and w
 reads back; it is filled in as its answer comes, so it is not frozen, but what it holds beside
 HTTP's own fields (its stream's end, its polling loop) is typed and frozen.
 
-The doors append an Entry to the running test's trail as a request goes out (running.py: `enter`)
-and fill it in as its answer comes (a stream's bytes as its reader takes them, and where the
-reader stopped); outside a test nothing is kept.
+The doors append an Entry to the running test's trail as a request goes out (running_test.py:
+`enter`) and fill it in as its answer comes (a stream's bytes as its reader takes them, and where
+the reader stopped); outside a test nothing is kept.
 Bodies are kept up to BODY_LIMIT bytes: what is needed to see and replay a finding, not a copy of
 every answer.
 """
@@ -108,10 +108,10 @@ def reading(entry: Entry | None, events: int) -> None:
         entry.events, entry.open = events, True
 
 
-def stopped(entry: Entry | None, events: int, why: str, closed_by_server: bool) -> None:
+def stopped(entry: Entry | None, events: int, cut: str, closed_by_server: bool) -> None:
     """A stream reader's account of where it stopped reading (replay stops there too)."""
     if entry is not None:
-        entry.stream = StreamEnd(events, why, closed_by_server)
+        entry.stream = StreamEnd(events, cut, closed_by_server)
         entry.events = events
         entry.ended()
 

@@ -10,7 +10,7 @@ test cannot judge one, it says why (`not_judged`): a rejection is judged only ag
 request of the same operation that the target accepted (`expect_rejected`), and a test stopped by a
 failed requirement names that requirement for the rest.
 
-The record of the test that is running is its scope (suite/http/running.py, `recording`): a
+The record of the test that is running is its scope (suite/http/running_test.py, `recording`): a
 thread a test starts with its context (the live stream reader) records into the same test.
 """
 
@@ -27,11 +27,11 @@ from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import by_label, match_path, operation_label
 from assistant_conformance.report.exchange_record import ExchangeRecord
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
-from assistant_conformance.suite.http import absent, running, trail
-from assistant_conformance.suite.http.door import label_of
+from assistant_conformance.suite.http import absent, running_test, trail
+from assistant_conformance.suite.http.answer_bounds import label_of
 from assistant_conformance.suite.http.exchange import describe, evidence_record, of_response
 from assistant_conformance.suite.http.observe import NotJudged
-from assistant_conformance.suite.http.running import Scope
+from assistant_conformance.suite.http.running_test import Scope
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.judging.error_bodies import error_in
 
@@ -50,7 +50,7 @@ class Traced:
 
 @dataclass
 class TestRecord(Scope):
-    """The running test's scope (suite/http/running.py: what the doors exchanged and observed
+    """The running test's scope (suite/http/running_test.py: what the doors exchanged and observed
     during it), with its findings."""
 
     allowed: frozenset[str]
@@ -79,7 +79,7 @@ class TestRecord(Scope):
 
 def recording(record: TestRecord) -> AbstractContextManager[Scope]:
     """Findings, exchanges and observations of this block (a test's call) go to `record`."""
-    return running.within(record)
+    return running_test.within(record)
 
 
 class Blocked(NotJudged):
@@ -88,7 +88,7 @@ class Blocked(NotJudged):
 
 def recorded() -> TestRecord | None:
     """The running test's record (None outside a test: a fixture's set-up, a replay)."""
-    scope = running.current_scope()
+    scope = running_test.current_scope()
     return scope if isinstance(scope, TestRecord) else None
 
 
@@ -196,9 +196,9 @@ def charged(
     *,
     ok: bool = False,
 ) -> None:
-    """A failure (or, `ok`, a pass) the judge (suite/judging/charges.py) charges from what the doors
-    saw, whichever test sent the request: no test has to name the requirement. Outside a test (a
-    fixture's set-up) there is no record to charge, and it is dropped."""
+    """A failure (or, `ok`, a pass) the judge (suite/judging/answer_charges.py) charges from what
+    the doors saw, whichever test sent the request: no test has to name the requirement. Outside a
+    test (a fixture's set-up) there is no record to charge, and it is dropped."""
     record = recorded()
     if record is None:
         return

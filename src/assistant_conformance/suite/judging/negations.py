@@ -1,6 +1,6 @@
 """What a negative case is: which rule of the document a generated case broke (its negations, read
 from schemathesis' generation metadata), and the value it sent there. The judge charges a failure
-by them (suite/judging/charges.py); the property layer describes them in its findings.
+by them (suite/judging/schemathesis_charges.py); the property layer describes them in its findings.
 """
 
 from __future__ import annotations

@@ -38,15 +38,25 @@ the seed and depth of generated tests are the schema's configuration (property/g
    its caller has not used: schemathesis draws the whole list (1,375 values, a fifth of a second
    in every process) where a few are read. The same list is drawn as far as it is read (the
    first ENUM_CANDIDATES at once), so the same values come out.
+9. Hypothesis draws the strings schemathesis asks for from the characters UTF-8 encodes, a table it
+   builds from all 1.1 million code points (1.4 s of CPU) the first time a process needs it, and
+   keeps in its storage folder (./.hypothesis, or the user's cache under `assistant-conformance
+   run`). On a machine that has none (a CI runner, every run) each pytest-xdist worker built it,
+   each paying the same CPU on the same cores. The controller of a spread run builds it once
+   (`build_codec_table`, in a thread while the workers start); a worker that needs it before it is
+   written builds it as before (Hypothesis writes the file atomically).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import hypothesis
+import hypothesis.internal.charmap as hypothesis_charmap
 import hypothesis.internal.conjecture.providers as hypothesis_providers
 import schemathesis.specs.openapi.coverage._schema as coverage_schema
 import schemathesis.specs.openapi.stateful as stateful
@@ -63,6 +73,7 @@ from schemathesis.generation.meta import CoveragePhaseData
 
 __all__ = [
     "api_operation_of",
+    "build_codec_table",
     "check_context",
     "coverage_key",
     "coverage_per_key",
@@ -212,6 +223,31 @@ def install(adapter: HTTPAdapter) -> None:
     schemathesis_requests.SameHostRedirectsSession = _probe_session(adapter)  # type: ignore[misc]
     stateful.is_likely_root_transition = _creates_from_nothing  # type: ignore[assignment]
     hypothesis_providers._get_local_constants = _no_local_constants
+
+
+CODEC = "utf-8"  # the codec of the strings Hypothesis draws for schemathesis
+
+
+def codec_table_missing() -> bool:
+    """Whether this machine's Hypothesis storage folder lacks the table of CODEC (see 9)."""
+    return not hypothesis_charmap.charmap_file(f"codec-v2-{CODEC}").exists()
+
+
+def build_codec_table() -> threading.Thread | None:
+    """Start building the table of CODEC into the storage folder where it is missing (see 9): the
+    thread doing it, None where there is nothing to build."""
+    if not codec_table_missing():
+        return None
+    build = hypothesis_charmap.intervals_from_codec  # kept in memory too: built, and written
+    context = contextvars.copy_context()  # the run's (house rule; nothing here reads it)
+    thread = threading.Thread(
+        target=context.run,
+        args=(getattr(build, "__wrapped__", build), CODEC),
+        name="hypothesis-codec-table",
+        daemon=True,
+    )
+    thread.start()
+    return thread
 
 
 def check_context(case: Case, kwargs: dict[str, Any], recorder: Any) -> CheckContext:

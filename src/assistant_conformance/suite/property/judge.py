@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from assistant_conformance.contract.openapi import by_id_table
 from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import findings
-from assistant_conformance.suite.judging.charges import CONTROLLED, FINDINGS_PER_REQUIREMENT
+from assistant_conformance.suite.judging.schemathesis_charges import (
+    CONTROLLED,
+    FINDINGS_PER_REQUIREMENT,
+)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from schemathesis.generation.case import Case
 
 from assistant_conformance.contract.openapi import by_label
 from assistant_conformance.suite.http import exchange
-from assistant_conformance.suite.judging import charges, checks, findings
+from assistant_conformance.suite.judging import checks, findings, schemathesis_charges
 
 # A GET of a URL with the run's credential: its answer, or None when none came within bounds.
 Send = Callable[[str], requests.Response | None]
@@ -49,7 +49,7 @@ def gone(send: Send, case: Case, response: Response) -> None:
     """After a DELETE the target answered 2xx: a GET of the same resource no longer finds it
     (a 202 may finish later, so the GET is retried for about a second)."""
     op = by_label()[case.operation.label]
-    requirement = charges.gone_requirement(op)
+    requirement = schemathesis_charges.gone_requirement(op)
     if requirement is None:
         return
     probe = send(str(response.request.url))

@@ -22,7 +22,7 @@ from schemathesis.core.transport import Response
 
 from assistant_conformance.contract.openapi import match_path
 from assistant_conformance.suite.http import trail
-from assistant_conformance.suite.judging import charges
+from assistant_conformance.suite.judging import schemathesis_charges
 from assistant_conformance.suite.judging.checks import (
     Check,
     SchemathesisCheck,
@@ -73,7 +73,11 @@ def judge_again(
         checks=[every[check.name]],
         on_failure=lambda name, _, failure: failures.append((name, failure)),
     )
-    charged = [f for n, f in failures if charges.check_failure(n, case, response, f) == requirement]
+    charged = [
+        f
+        for n, f in failures
+        if schemathesis_charges.check_failure(n, case, response, f) == requirement
+    ]
     if charged:
         return False, f"HTTP {answer.status}; {charged[0].title}"
     return True, f"HTTP {answer.status}"

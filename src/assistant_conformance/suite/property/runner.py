@@ -1,5 +1,5 @@
 """The runner: sends generated cases to the target with its token and turns every check failure
-into a finding against a requirement (suite/judging/charges.py says which).
+into a finding against a requirement (suite/judging/schemathesis_charges.py says which).
 
 Check failures never raise out of schemathesis: each becomes a finding (`findings.expect`), so
 the verdict model decides (a MUST fails the test, a SHOULD warns).
@@ -27,13 +27,13 @@ from assistant_conformance.suite.http import exchange
 from assistant_conformance.suite.http.observe import LARGE, SILENT, SLOW, AnswerFault, Overdue
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import Target
-from assistant_conformance.suite.judging import charges, door_charges, findings
+from assistant_conformance.suite.judging import answer_charges, findings, schemathesis_charges
 from assistant_conformance.suite.judging.negations import (
     negations,
     only_last_event_id,
     operation_id,
 )
-from assistant_conformance.suite.property import claims, compat, probes, replayed
+from assistant_conformance.suite.property import compat, owned_bodies, probes, replayed
 from assistant_conformance.suite.property.cases import judges_positive
 from assistant_conformance.suite.property.judge import Judge
 from assistant_conformance.suite.property.scope import CHECKS, LAST, STATEFUL_ONLY
@@ -142,13 +142,15 @@ class Runner:
             raise TransportBroken(self.broken)
         unique = self.unique_name(case)
         run = self.ledger.run_prefix if self.ledger is not None else "conformance"
-        why = claims.own_body(case, self.references, unique, run) or self.unremovable(case)
+        why = owned_bodies.own_body(case, self.references, unique, run) or self.unremovable(case)
         if why:
             self.withheld.append(why)
             raise Withheld(why)
         try:
-            with claims.sending(case):
-                response = case.call(**self.call_kwargs(), **claims.upload_named(case, unique))
+            with owned_bodies.sending(case):
+                response = case.call(
+                    **self.call_kwargs(), **owned_bodies.upload_named(case, unique)
+                )
         except (NotOwned, Overdue) as refused:  # not sent: not the run's data, or a side request
             if isinstance(refused, Overdue) and not refused.side:  # (its plain ones still go)
                 raise
@@ -162,9 +164,9 @@ class Runner:
         return response
 
     def unremovable(self, case: Case) -> str:
-        """Why a case is not sent, where what it creates nothing removes (claims.unmade); the
+        """Why a case is not sent, where what it creates nothing removes (owned_bodies.unmade); the
         run's create of it made the control its refusals are judged against."""
-        why, control = claims.unmade(case, self.ledger)
+        why, control = owned_bodies.unmade(case, self.ledger)
         if control is not None and case.operation.label not in self.controlled:
             self.controlled.add(case.operation.label)
             op = by_label()[case.operation.label]
@@ -179,7 +181,7 @@ class Runner:
             raise Withheld(f"{fault.what}; {fault.loaded}") from None
         self._judge_fault(operation_id(case), fault)
         given_up = fault.kind in (SLOW, SILENT, LARGE) or fault.evidence.status is None
-        if given_up and door_charges.with_run_credential(fault.evidence):
+        if given_up and answer_charges.with_run_credential(fault.evidence):
             self.broken = fault.what
             raise TransportBroken(fault.what) from None
         raise Withheld(fault.what) from None  # no answer to judge: this case is not taken
@@ -187,12 +189,12 @@ class Runner:
     def _judge_fault(self, operation: str, fault: AnswerFault) -> None:
         """Recorded, never held for the operation's control: no whole answer is no refusal of
         the suite's reading of a body (and a target that answers nothing accepts nothing)."""
-        requirement = door_charges.fault_requirement(fault)
-        expected = door_charges.FAULT_EXPECTED[fault.kind]
+        requirement = answer_charges.fault_requirement(fault)
+        expected = answer_charges.FAULT_EXPECTED[fault.kind]
         fault.charged = True
         self.judge.judge(
             operation, requirement, False, expected, fault.what, fault.evidence, fault.kind,
-            door_charges.fault_check(fault.kind), hold=False,
+            answer_charges.fault_check(fault.kind), hold=False,
         )  # fmt: skip
 
     def get(self, url: str) -> requests.Response | None:
@@ -214,9 +216,9 @@ class Runner:
     def names_known(self, case: Case, linked: Collection[str], linked_body: bool = False) -> bool:
         """Whether every reference (path ids, the query and body fields the document marks so)
         names what the run created (the ledger) or followed a link to: only then is the request
-        one the document shows valid (its status judged; claims.names_owned)."""
+        one the document shows valid (its status judged; owned_bodies.names_owned)."""
         owned = self.ledger.owned if self.ledger is not None else set()
-        return claims.names_owned(case, owned, linked, linked_body)
+        return owned_bodies.names_owned(case, owned, linked, linked_body)
 
     def evaluate(
         self,
@@ -241,15 +243,17 @@ class Runner:
         failures, completed = self._failures(checks, case, response, recorder)
         known = self.names_known(case, linked, linked_body)
         for name, failure in failures:
-            req_id = charges.check_failure(name, case, response, failure, known)
+            req_id = schemathesis_charges.check_failure(name, case, response, failure, known)
             if req_id is not None:
                 note = ""
-                if req_id == charges.POSITIVE["kb"]:  # which body, what it said, the minimal one
-                    note = claims.refused_note(self, case, answer_json(response))
+                if (
+                    req_id == schemathesis_charges.POSITIVE["kb"]
+                ):  # which body, what it said, the minimal one
+                    note = owned_bodies.refused_note(self, case, answer_json(response))
                 self._record(req_id, name, case, response, failure, note)
         failed = {name for name, _ in failures}
         for name in completed - failed:
-            for req_id in charges.check_passed(name, case, response, known):
+            for req_id in schemathesis_charges.check_passed(name, case, response, known):
                 self.judge.judge(op.operation_id, req_id, True)
 
     def _finish_with_the_test(self) -> None:
@@ -310,9 +314,9 @@ class Runner:
         if broke:
             actual += f" [sent {'; '.join(n.describe(case) for n in broke)}]"
         evidence = exchange.from_schemathesis(response, drop_auth=isinstance(failure, IgnoredAuth))
-        expected = charges.EXPECTED.get(check, check)
-        if req_id == charges.ERROR_JSON:
-            expected = charges.ERROR_JSON_EXPECTED
+        expected = schemathesis_charges.EXPECTED.get(check, check)
+        if req_id == schemathesis_charges.ERROR_JSON:
+            expected = schemathesis_charges.ERROR_JSON_EXPECTED
         replay = replayed.replay_check(check, failure, self.case_entry)
         self.judge.judge(operation_id(case), req_id, False, expected, actual, evidence, key, replay)
 

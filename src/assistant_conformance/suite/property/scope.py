@@ -1,6 +1,6 @@
 """What the property layer runs and may record: the schemathesis checks of each step, the
 operations of each state machine, and every requirement a property test may name (its `req`
-marker). Which requirement a failure is charged to is suite/judging/charges.py's.
+marker). Which requirement a failure is charged to is suite/judging/schemathesis_charges.py's.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from schemathesis.specs.openapi import checks as st
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import Operation, by_id, operations
-from assistant_conformance.suite.judging import charges
+from assistant_conformance.suite.judging import schemathesis_charges
 
 # The checks the layer runs, in order: every step; stateful steps only; last (it sends probes, so
 # a probe without answer loses no other failure).
@@ -31,7 +31,7 @@ def requirements(operation_id: str, stateful: bool = False) -> list[str]:
     """Every requirement a property test of this operation may record (its req marker)."""
     op = by_id(operation_id)
     names = {c.__name__ for c in CHECKS + LAST + (STATEFUL_ONLY if stateful else ())}
-    return sorted(charges.covered(names, op) | charges.refinements(op))
+    return sorted(schemathesis_charges.covered(names, op) | schemathesis_charges.refinements(op))
 
 
 def area_operations(tags: tuple[str, ...]) -> list[str]:
@@ -49,4 +49,4 @@ def area_operations(tags: tuple[str, ...]) -> list[str]:
 def stateful_requirements(tags: tuple[str, ...]) -> list[str]:
     """Every requirement the state machine over the operations of `tags` may record."""
     ids = {rid for op in area_operations(tags) for rid in requirements(op, stateful=True)}
-    return sorted(ids - charges.UNOBSERVABLE_STATEFUL)
+    return sorted(ids - schemathesis_charges.UNOBSERVABLE_STATEFUL)

@@ -4,6 +4,8 @@
   of the target, a harness error's stop, what it measured, the running test's record);
 - recording.py: each test from its set-up to its report's verdict (a plugin object);
 - reporting.py: the run's end, its result and reports (a plugin object), and --sweep;
+- outcomes.py: pytest's reports into test results, findings deciding each outcome, and the
+  suite's NotJudged made pytest's skip (plugin objects);
 - results.py: the run's result at its end, results.json, and a merge of shards;
 - identity.py: what identifies a run (suite and spec hashes, options); stats.py: what it measured
   (the typed keys of its measurements) summed up;

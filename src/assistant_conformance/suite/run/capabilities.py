@@ -5,7 +5,8 @@ unsupported (--unsupported) or are detected: at the start of the session the sui
 request to every entry operation of each group (contract/resources.py's `probes` of the group's
 resources: without path parameters, as an unknown id would answer 404 on a conformant server
 too), and a group whose probes all answer 404, 405 or 501 is unsupported. Its
-tests are skipped and its requirements reported `unsupported`; everything else is core.
+tests are skipped (`CapabilityGate` puts the fixture that skips them first) and its requirements
+reported `unsupported`; everything else is core.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from assistant_conformance.contract.resources import Ask, capability_probes
 from assistant_conformance.report.model import NOT_PROBED, SUPPORTED, UNSUPPORTED_GROUP, GroupStatus
 from assistant_conformance.suite.http import observe
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
-from assistant_conformance.suite.judging.outcomes import requirement_ids
+from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.safety.budget import BudgetSpent
 
 __all__ = [
@@ -45,6 +46,17 @@ def groups_of(item: pytest.Item) -> list[str]:
     catalogue = load()
     sections = {catalogue[rid].section for rid in requirement_ids(item)}
     return sorted({g for s in sections if (g := group_of_section(s))})
+
+
+class CapabilityGate:
+    """The `capability_gate` fixture (suite/fixtures.py) first, for the tests of a capability
+    group (a few dozen: a fixture for every test cost each its set-up and an Allure file). A
+    plugin object."""
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if isinstance(item, pytest.Function) and groups_of(item):
+                item.fixturenames = ["capability_gate", *item.fixturenames]  # its own list
 
 
 def declared_unsupported(unsupported: tuple[str, ...]) -> dict[str, GroupStatus]:

@@ -112,14 +112,15 @@ def deal(config: pytest.Config, items: list[pytest.Item]) -> None:
     setup = run_setup(config)
     worker = getattr(config, "workerinput", None)
     if worker is not None:
-        items[:] = dealt(items, int(worker.get("workercount", 1)), setup.settings.examples)
+        workers = int(worker.get("workercount", 1))
+        items[:] = worksteal_order(items, workers, setup.settings.examples)
     if setup.active and (shard := setup.settings.shard) is not None:
         mine = shards.share([item.nodeid for item in items], shard, setup.settings.examples)
         config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in mine])
         items[:] = [item for item in items if item.nodeid in mine]
 
 
-def dealt(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.Item]:
+def worksteal_order(items: list[pytest.Item], workers: int, examples: int) -> list[pytest.Item]:
     """The collection as xdist's worksteal hands it out (equal-count contiguous shares, in order;
     a worker that ends early steals from the end of another's): the tests of STAYING_GROUPS at the
     head of the first share (those marked AFTER_PROBE after its property tests); then each share's

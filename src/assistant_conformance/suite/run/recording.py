@@ -1,7 +1,7 @@
 """One test, from its set-up to its report's verdict (`TestRecording`, a plugin object registered
 at configure): the exchanges its fixtures made (a finding's start), its record opened around its
 call (what it finds, what the doors observe, the operations its exchanges show absent), its HAR
-kept, and the report's outcome decided from its findings (judging/outcomes.py).
+kept, and the report's outcome decided from its findings (run/outcomes.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from collections.abc import Generator
 import pytest
 
 from assistant_conformance.suite.evidence import har
-from assistant_conformance.suite.http import running, trail
+from assistant_conformance.suite.http import running_test, trail
 from assistant_conformance.suite.http.observe import AnswerFault
-from assistant_conformance.suite.judging import door_charges, findings, outcomes
+from assistant_conformance.suite.judging import answer_charges, findings
 from assistant_conformance.suite.judging.findings import TestRecord
-from assistant_conformance.suite.judging.outcomes import requirement_ids
-from assistant_conformance.suite.run import stats
+from assistant_conformance.suite.run import outcomes, stats
+from assistant_conformance.suite.run.outcomes import requirement_ids
 from assistant_conformance.suite.run.state import (
     RECORD_KEY,
     measurements,
@@ -36,7 +36,7 @@ class TestRecording:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self) -> Generator[None, None, None]:
         """What fixtures exchange is kept: a finding of a later test may use what they made."""
-        with running.following(self.origins):
+        with running_test.following(self.origins):
             try:
                 return (yield)
             finally:
@@ -52,7 +52,7 @@ class TestRecording:
             try:
                 return (yield)
             except AnswerFault as fault:  # the target's fault, not the suite's: a finding
-                raise findings.Blocked(door_charges.charge_fault(fault)) from None
+                raise findings.Blocked(answer_charges.charge_fault(fault)) from None
             finally:
                 self.finish(item.config, record)
 
@@ -63,11 +63,11 @@ class TestRecording:
         try:
             record.finish()  # judgements held until the test's end (the property layer's)
         finally:
-            door_charges.charge_observations(record)  # what the doors observed during the test
+            answer_charges.charge_observations(record)  # what the doors observed during the test
             if setup.active:  # the operations its exchanges show absent (suite/http/absent.py)
                 guard = found.safety.guard if found.safety else None
                 probed = {a.operation for a in found.lacking}
-                lacking = door_charges.charge_absent(record, guard.seen if guard else (), probed)
+                lacking = answer_charges.charge_absent(record, guard.seen if guard else (), probed)
                 measurements(config).add(stats.ABSENT, *(a.as_dict() for a in lacking))
             ledger = found.safety.ledger if found.safety else None
             target = ledger.target if ledger else setup.settings.base_url or ""

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from assistant_conformance.report import integrations, redact, write_all
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.model import Gate, Run
 from assistant_conformance.report.terminal import terminal_summary
 from assistant_conformance.suite.config.run_folder import Measurements
@@ -107,8 +107,8 @@ class RunReporting:
             run.gate = Gate(status, why, [stopped, *run.gate.problems] if stopped else early)
         write_all(run, settings.report_dir)
         finished = status != pytest.ExitCode.INTERRUPTED and not stopped
-        kept = results.kept(run, collector.results, measured, finished)
-        results.save_results(kept, settings)
+        record = results.merge_record(run, collector.results, measured, finished)
+        results.save_results(record, settings)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         config = terminalreporter.config
@@ -124,7 +124,7 @@ class RunReporting:
 def measure_transport(config: pytest.Config) -> None:
     """What this process measured on its way to the target, and its clean-up."""
     policy, measured = run_setup(config).policy, measurements(config)
-    measured.add(stats.LOAD, policy.runs.end())  # runs in flight at once (http/running.py)
+    measured.add(stats.LOAD, policy.runs.end())  # runs in flight at once (http/runs_in_flight.py)
     waited = (stats.ThrottledWait(operation=op, seconds=s) for op, s in policy.waits)
     measured.add(stats.THROTTLED, *waited)
     measured.add(stats.RESENT, *(stats.ResentRecord(operation=op) for op in policy.reconnects))

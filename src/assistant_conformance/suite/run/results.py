@@ -92,7 +92,8 @@ class BaselineJson(TypedDict):
 
 
 class ResultsFile(TypedDict):
-    """results.json: what a run keeps for a merge of shards (`kept`), read back by `merge`."""
+    """results.json: what a run keeps for a merge of shards (`merge_record`), read back by
+    `merge`."""
 
     format: str
     finished: bool
@@ -106,13 +107,15 @@ class ResultsFile(TypedDict):
     shard: str | None  # `I/N`, set as it is saved (None: a run in one piece)
 
 
-def save_results(kept: ResultsFile, settings: SuiteSettings) -> None:
+def save_results(record: ResultsFile, settings: SuiteSettings) -> None:
     shard = str(settings.shard) if settings.shard else None
-    text = json.dumps(redact.redacted({**kept, "shard": shard}), default=str)
+    text = json.dumps(redact.redacted({**record, "shard": shard}), default=str)
     (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
 
 
-def kept(run: Run, tests: list[TestResult], measured: Measurements, ended: bool) -> ResultsFile:
+def merge_record(
+    run: Run, tests: list[TestResult], measured: Measurements, ended: bool
+) -> ResultsFile:
     """What a run keeps for a merge: its identity, its tests' records and what it measured."""
     options = run.info["options"]
     return {

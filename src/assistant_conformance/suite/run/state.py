@@ -9,7 +9,7 @@ in one process share nothing):
   and ends what follows it;
 - MEASURED, `Measurements`: what this process measured beside verdicts (config/run_folder.py:
   gathered from every process by the controller; the keys are in run/stats.py);
-- COLLECTED, the run's results as reports arrive (judging/outcomes.py's `Collector`);
+- COLLECTED, the run's results as reports arrive (run/outcomes.py's `Collector`);
 - RECORD_KEY, on an item's stash: the running test's record.
 """
 
@@ -23,14 +23,14 @@ import pytest
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.baseline import BaselineEntry
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.report.model import GroupStatus
 from assistant_conformance.suite.config.run_folder import Measurements, RunFolder
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http.absent import Absence
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.judging.findings import TestRecord
-from assistant_conformance.suite.judging.outcomes import Collector
+from assistant_conformance.suite.run.outcomes import Collector
 from assistant_conformance.suite.safety.session import SafetySession
 
 SESSION = "assistant_conformance_session"  # xdist workerinput key: the controller's session token

@@ -34,7 +34,7 @@ class StoppedRecord(TypedDict):
 ABSENT = Measure[dict[str, str]]("absent")  # an operation found absent (http/absent.py)
 AGENT = Measure[AgentJson]("agent")  # the assistant the runs used (flows/agent.py)
 RUNS_STARTED = Measure[RunCostJson]("runs")  # a run the session started, and what it cost
-LOAD = Measure[dict[str, int]]("load")  # runs in flight at once (http/running.py)
+LOAD = Measure[dict[str, int]]("load")  # runs in flight at once (http/runs_in_flight.py)
 THROTTLED = Measure[ThrottledWait]("throttled")  # a throttled answer waited out
 RESENT = Measure[ResentRecord]("resent")  # a request sent again after a dropped connection
 SENT = Measure[SentRecord]("sent")  # the requests a process sent

@@ -30,7 +30,7 @@ from typing import Any
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.suite.config.run_folder import SharedCounts
-from assistant_conformance.suite.http import running
+from assistant_conformance.suite.http import running_test
 from assistant_conformance.suite.http.observe import NotJudged
 from assistant_conformance.suite.safety.removal import kind_of
 
@@ -88,7 +88,7 @@ class Allowance:
         the target has shown it (the finding is that one's), and another spends a place for
         nothing."""
         asked = out_key(Place(kind, refusal))
-        checking = () if refusal else tuple(kept_for(kind) & running.checked_requirements())
+        checking = () if refusal else tuple(kept_for(kind) & running_test.checked_requirements())
 
         def take(counts: dict[str, int]) -> str:
             waiting = [r for r in sorted(kept_for(kind)) if not counts.get(served(kind, r))]

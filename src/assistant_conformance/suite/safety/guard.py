@@ -16,7 +16,7 @@ It stands around every client of a principal of the run (suite/safety/guarded.py
 - several requests in a row without an answer, or the run's own token refused on request after
   request, stop the run (Stopped: the plugin ends it as a harness error) instead of failing test
   after test.
-The answers reach it through the door (suite/http/door.py), read under the run's bounds.
+The answers reach it through the door (suite/http/answer_bounds.py), read under the run's bounds.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import httpx
 
 from assistant_conformance.contract import openapi
 from assistant_conformance.report import redact
-from assistant_conformance.suite.http.door import label_of
+from assistant_conformance.suite.http.answer_bounds import label_of
 from assistant_conformance.suite.http.observe import NotJudged
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -21,7 +21,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from assistant_conformance.report import redact
-from assistant_conformance.suite.http.door import JSON_VALUE
+from assistant_conformance.suite.http.answer_bounds import JSON_VALUE
 from assistant_conformance.suite.http.observe import SILENT, SLOW, AnswerFault, Overdue
 from assistant_conformance.suite.http.policy import Throttled
 from assistant_conformance.suite.safety.guard import (
@@ -186,7 +186,9 @@ def as_httpx(request: requests.PreparedRequest) -> httpx.Request:
     """A request sent with requests, as the guard and the ledger read one (method, URL,
     headers, body)."""
     body = request.body.encode() if isinstance(request.body, str) else request.body
-    headers = {k: v.decode("latin-1") if isinstance(v, bytes) else str(v)
-               for k, v in request.headers.items()}  # fmt: skip
+    headers = {
+        k: v.decode("latin-1") if isinstance(v, bytes) else str(v)
+        for k, v in request.headers.items()
+    }
     content = body if isinstance(body, bytes) else None
     return httpx.Request(str(request.method), str(request.url), headers=headers, content=content)

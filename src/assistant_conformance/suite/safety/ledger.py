@@ -90,7 +90,7 @@ class Intent:
     budgeted: Place | None = None  # the place it took in the run's budget
 
 
-def now() -> str:
+def utc_timestamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -132,7 +132,7 @@ class Ledger:
             self._file = file
             if new:
                 head = {"event": "run", "run": self.run_prefix, "target": redact.text(self.target)}
-                self._write({**head, "started": now()})
+                self._write({**head, "started": utc_timestamp()})
             return True
 
     def release(self) -> None:

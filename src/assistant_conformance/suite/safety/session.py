@@ -75,8 +75,11 @@ class SafetySession:
     @classmethod
     def for_replay(cls, report_dir: Path, target: Target, policy: Policy) -> SafetySession:
         """A replay's own: what it creates goes to a ledger of its own in the report folder."""
-        session = cls(Guard(False, policy.deadline, policy.cap),
-                      Ledger(report_dir / LEDGER_DIR, target.base_url), policy)  # fmt: skip
+        session = cls(
+            Guard(False, policy.deadline, policy.cap),
+            Ledger(report_dir / LEDGER_DIR, target.base_url),
+            policy,
+        )
         session.ledger.hold()
         return session
 

@@ -21,7 +21,7 @@ import httpx
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.document import left_lines
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.suite.config.settings import SuiteSettings
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, Target, preflight
@@ -31,8 +31,8 @@ from assistant_conformance.suite.safety.ledger import (
     Ledger,
     LedgerLine,
     Removal,
-    now,
     read_ledger,
+    utc_timestamp,
 )
 from assistant_conformance.suite.safety.lookup import Unanswered, look_for
 from assistant_conformance.suite.safety.removal import (
@@ -61,8 +61,9 @@ def open_entries(records: list[LedgerLine]) -> tuple[list[Removal], list[Unanswe
         if r.get("event") == "intent":
             what = f"{r.get('method')} {r.get('path')}"
             principal = r.get("principal", MAIN)
-            intents[seq] = Unanswered(seq, principal, what, kind_of(str(r.get("path"))),
-                                      r.get("marker"))  # fmt: skip
+            intents[seq] = Unanswered(
+                seq, principal, what, kind_of(str(r.get("path"))), r.get("marker")
+            )
         elif r.get("event") == "created":
             d = r["delete"]
             principal = r.get("principal", MAIN)
@@ -126,7 +127,9 @@ def sweep_ledgers(directory: Path, target: str, clients: Mapping[str, httpx.Clie
         result.removed += len(entries) - len(left)
         left += unlooked
         result.left += left + undeletable(records, at)
-        earlier._write({"event": "swept", "left": [i.as_dict() for i in left], "at": now()})
+        earlier._write(
+            {"event": "swept", "left": [i.as_dict() for i in left], "at": utc_timestamp()}
+        )
         earlier.release()
     return result
 
@@ -161,10 +164,14 @@ def outcome(result: SweepResult) -> SweepOutcome:
         f"({', '.join(result.runs) or 'none'}); removed {result.removed}"
     ]
     said += left_lines(grouped(result.left))
-    said += [f"  could not remove: {item.what}: {item.reason}" for item in result.left
-             if item.removable]  # fmt: skip
-    said += [f"  could not look for: {item.kind} {item.what}: {item.reason}"
-             for item in result.left if item.unfound]  # fmt: skip
+    said += [
+        f"  could not remove: {item.what}: {item.reason}" for item in result.left if item.removable
+    ]
+    said += [
+        f"  could not look for: {item.kind} {item.what}: {item.reason}"
+        for item in result.left
+        if item.unfound
+    ]
     said += [f"  left alone: run {run} is still going" for run in result.live]
     failed = any(item.removable or item.unfound for item in result.left)
     return SweepOutcome(Exit.HARNESS if failed else Exit.CONFORMANT, said)

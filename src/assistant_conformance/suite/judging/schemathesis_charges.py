@@ -1,5 +1,5 @@
 """The judge of what schemathesis saw: each check failure becomes a finding on one requirement
-here (what the doors saw is judged in suite/judging/door_charges.py; the scenario flows and tests
+here (what the doors saw is judged in suite/judging/answer_charges.py; the scenario flows and tests
 judge their own behaviours with suite/judging/findings.py, naming their requirements).
 
 - A schemathesis check failure: the refinements below (which rule of the document a negative
@@ -13,9 +13,9 @@ a missing body, the required query parameters; anything else is ROBUST-BAD-INPUT
 an interpreted body, unknown parameters and a missing `last-event-id` are not asked about. A 5xx
 on negative or interpreted input is ROBUST-NO-5XX only; a non-JSON 4xx is ROBUST-ERROR-JSON. An
 operation's status is judged only on requests the document shows valid: not where a reference (a
-path id, the status query's `ids`, the process body's strings: property/claims.names_owned) names
-what the run neither created nor followed a link to (a generated `0` or `LPT1` names nothing; a
-5xx there: ROBUST-NO-5XX).
+path id, the status query's `ids`, the process body's strings:
+property/owned_bodies.names_owned) names what the run neither created nor followed a link to (a
+generated `0` or `LPT1` names nothing; a 5xx there: ROBUST-NO-5XX).
 Each finding carries how a replay judges it again (suite/evidence/replay.py).
 """
 

@@ -21,7 +21,7 @@ from assistant_conformance.contract.openapi import by_label, operation_label
 from assistant_conformance.report import redact
 from assistant_conformance.report.model import PASS
 from assistant_conformance.suite.http import absent, observe
-from assistant_conformance.suite.http.door import BEARER
+from assistant_conformance.suite.http.answer_bounds import BEARER
 from assistant_conformance.suite.http.observe import (
     CHALLENGED,
     CUT,
@@ -36,8 +36,12 @@ from assistant_conformance.suite.http.observe import (
 )
 from assistant_conformance.suite.http.trail import Entry
 from assistant_conformance.suite.judging import checks, findings
-from assistant_conformance.suite.judging.charges import AUTH_401, FINDINGS_PER_REQUIREMENT, SHAPE
 from assistant_conformance.suite.judging.findings import TestRecord
+from assistant_conformance.suite.judging.schemathesis_charges import (
+    AUTH_401,
+    FINDINGS_PER_REQUIREMENT,
+    SHAPE,
+)
 
 STRICT_JSON = "a JSON body by RFC 8259: UTF-8, no NaN or Infinity"
 FAULT_EXPECTED = {

@@ -9,8 +9,8 @@
   chunking or a reset is an incomplete answer, not a response.
 
 A broken bound raises an AnswerFault (suite/http/observe.py); a JSON body that is not strict JSON
-(RFC 8259) is recorded as an observation. Judging either is suite/judging/charges.py's. Every
-exchange goes on the running test's trail (suite/http/trail.py), its fault included.
+(RFC 8259) is recorded as an observation. Judging either is suite/judging/answer_charges.py's.
+Every exchange goes on the running test's trail (suite/http/trail.py), its fault included.
 """
 
 from __future__ import annotations
@@ -23,7 +23,13 @@ from typing import Any
 import httpx
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import observe, running, strictjson, trail
+from assistant_conformance.suite.http import (
+    observe,
+    running_test,
+    runs_in_flight,
+    strictjson,
+    trail,
+)
 from assistant_conformance.suite.http.exchange import of_response, request_content, request_evidence
 from assistant_conformance.suite.http.observe import CUT, LARGE, SILENT, SLOW, AnswerFault
 
@@ -89,7 +95,7 @@ def json_of_body(
         return value
     what = f"{label}: HTTP {status}; {wrong}"
     key = f"{label}|{wrong}"
-    running.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key, entry))
+    running_test.seen(observe.Observation(observe.NOT_STRICT_JSON, what, exchange(), key, entry))
     return strictjson.lenient(content)
 
 
@@ -114,7 +120,7 @@ def observe_answer(
             declared = f"declared {content_type}" if content_type else "with no Content-Type"
             what = f"{label}: HTTP {status}; a JSON body {declared}"
             seen = observe.Observation(observe.JSON_UNDECLARED, what, exchange(), label, entry)
-            running.seen(seen)
+            running_test.seen(seen)
     if status == 401:
         challenge = lower.get("www-authenticate", "")
         kind = observe.CHALLENGED if BEARER.search(challenge) else observe.NOT_CHALLENGED
@@ -123,12 +129,13 @@ def observe_answer(
             if challenge
             else (f"{label}: HTTP 401 without a WWW-Authenticate header")
         )
-        running.seen(observe.Observation(kind, what, exchange(), label, entry))
+        running_test.seen(observe.Observation(kind, what, exchange(), label, entry))
 
 
 class CappedStream(httpx.SyncByteStream):
     """An event stream's body, passed to its reader as it arrives but only up to `cap` bytes:
-    past it, a LARGE fault, so memory stays bounded. Its end tells its run's place (running.py)."""
+    past it, a LARGE fault, so memory stays bounded. Its end tells its run's place
+    (runs_in_flight.py)."""
 
     def __init__(
         self,
@@ -137,7 +144,7 @@ class CappedStream(httpx.SyncByteStream):
         label: str,
         evidence_of: Callable[[], trail.Entry],
         entry: trail.Entry,
-        place: running.RunPlace,
+        place: runs_in_flight.RunPlace,
     ) -> None:
         self.inner, self.cap, self.label, self.evidence_of = inner, cap, label, evidence_of
         self.entry, self.place = entry, place
@@ -171,7 +178,7 @@ class BoundedTransport(httpx.BaseTransport):
         deadline: float,
         cap: int,
         late: observe.Deadlines | None = None,
-        runs: running.RunLoad | None = None,
+        runs: runs_in_flight.RunLoad | None = None,
     ) -> None:
         """`late`: the run's deadlines (the policy's), asked before each request and told how its
         answer came; `runs`: the suite's runs in flight (a request that makes one takes a place)."""
@@ -181,8 +188,8 @@ class BoundedTransport(httpx.BaseTransport):
         if self.late is None:
             return self._bounded(request, observe.Deadline(self.deadline))
         operation, url = label_of(request), str(request.url)
-        plain = running.plain_in_test(request.headers)
-        place = running.take_place(self.runs, operation, url, request.headers, self._read)
+        plain = running_test.plain_in_test(request.headers)
+        place = runs_in_flight.take_place(self.runs, operation, url, request.headers, self._read)
         limit = self.late.deadline_of(operation, self.deadline, place.ahead, place.longest_run)
         if limit > self.deadline:  # grown: the connection waits for it too
             request.extensions["timeout"] = {**request.extensions.get("timeout", {}), "read": limit}
@@ -201,13 +208,13 @@ class BoundedTransport(httpx.BaseTransport):
             raise
         finally:
             if self.late.done(operation, held, fault, plain) and fault is not None:
-                running.missed(fault)
+                running_test.missed(fault)
         if not isinstance(answer.stream, CappedStream):  # a whole answer: its time counts
             self.late.took(operation, time.monotonic() - request.extensions[SENT_AT], self.deadline)
         return answer
 
     def _read(self, url: str, headers: Mapping[str, str]) -> tuple[int, Any]:
-        """GET `url` for a run's follower (running.py), under the plain deadline and no other
+        """GET `url` for a run's follower (runs_in_flight.py), under the plain deadline and no other
         bound of the run: no place, no deadline counted, no trail outside a test."""
         timeout = dict.fromkeys(("connect", "read", "write", "pool"), self.deadline)
         request = httpx.Request("GET", url, headers=headers, extensions={"timeout": timeout})
@@ -215,11 +222,16 @@ class BoundedTransport(httpx.BaseTransport):
         return answer.status_code, answer.extensions.get(JSON_VALUE)
 
     def _bounded(
-        self, request: httpx.Request, limit: float, place: running.RunPlace | None = None
+        self, request: httpx.Request, limit: float, place: runs_in_flight.RunPlace | None = None
     ) -> httpx.Response:
         label = label_of(request)
-        entry = running.enter(trail.Entry(request.method, str(request.url), dict(request.headers),
-                                        trail.cap(request_content(request))))  # fmt: skip
+        sent = trail.Entry(
+            request.method,
+            str(request.url),
+            dict(request.headers),
+            trail.cap(request_content(request)),
+        )
+        entry = running_test.enter(sent)
         try:
             response = self.inner.handle_request(request)
         except httpx.TimeoutException:
@@ -245,12 +257,14 @@ class BoundedTransport(httpx.BaseTransport):
                 label,
                 lambda: request_evidence(request, response.status_code, headers),
                 entry,
-                place or running.RunPlace(None),
+                place or runs_in_flight.RunPlace(None),
             )
             return httpx.Response(
-                response.status_code, headers=response.headers, stream=capped,
+                response.status_code,
+                headers=response.headers,
+                stream=capped,
                 extensions={**response.extensions, trail.ENTRY: entry},
-            )  # fmt: skip
+            )
         try:
             whole = self._whole(request, response, label, headers, limit)
         except AnswerFault as fault:

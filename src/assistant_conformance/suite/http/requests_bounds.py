@@ -1,6 +1,7 @@
-"""The door's side of the requests stack (schemathesis' sessions, through policy.PolicyAdapter):
-an answer read whole under the same bounds as httpx's (suite/http/door.py), an event stream passed
-to its reader capped, every exchange on the running test's trail."""
+"""The bounds of answers in the requests stack (schemathesis' sessions, through
+policy.PolicyAdapter): an answer read whole under the same bounds as httpx's
+(suite/http/answer_bounds.py), an event stream passed to its reader capped, every exchange on the
+running test's trail."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import requests
 import urllib3
 
 from assistant_conformance.contract.openapi import operation_label
-from assistant_conformance.suite.http import running, trail
-from assistant_conformance.suite.http.door import (
+from assistant_conformance.suite.http import running_test, runs_in_flight, trail
+from assistant_conformance.suite.http.answer_bounds import (
     JSON_VALUE,
     json_of_body,
     observe_answer,
@@ -61,18 +62,24 @@ def requests_entry(request: requests.PreparedRequest) -> trail.Entry:
     body = request.body.encode() if isinstance(request.body, str) else request.body
     headers = {k: str(v) for k, v in request.headers.items()}
     content = body if isinstance(body, bytes) else None
-    return running.enter(
+    return running_test.enter(
         trail.Entry(str(request.method), str(request.url), headers, trail.cap(content))
     )
 
 
 def read_requests_body(
-    request: requests.PreparedRequest, response: requests.Response, *, started: float,
-    deadline: float, cap: int, entry: trail.Entry, place: running.RunPlace,
-) -> None:  # fmt: skip
+    request: requests.PreparedRequest,
+    response: requests.Response,
+    *,
+    started: float,
+    deadline: float,
+    cap: int,
+    entry: trail.Entry,
+    place: runs_in_flight.RunPlace,
+) -> None:
     """The requests stack's side of the door: `response` read whole under the bounds (an event
     stream is left to its reader, capped), its JSON checked as httpx answers are; its run's
-    `place` told how the answer ended (running.py)."""
+    `place` told how the answer ended (runs_in_flight.py)."""
     label = requests_label(request)
     content_type = response.headers.get("content-type", "")
     entry.status, entry.response_headers = response.status_code, dict(response.headers)
@@ -84,8 +91,11 @@ def read_requests_body(
         response._content = read_bounded(
             _urllib3_chunks(response.raw),
             lambda note: requests_evidence(request, response, note),
-            label=label, started=started, deadline=deadline, cap=cap,
-        )  # fmt: skip
+            label=label,
+            started=started,
+            deadline=deadline,
+            cap=cap,
+        )
     except AnswerFault as fault:
         entry.fault = fault.kind
         raise
@@ -98,12 +108,15 @@ def read_requests_body(
     def answered() -> trail.Entry:
         return requests_evidence(request, response, response.text[:600])
 
-    observe_answer(label, response.status_code, dict(response.headers), response.content,
-                   answered, entry)  # fmt: skip
+    observe_answer(
+        label, response.status_code, dict(response.headers), response.content, answered, entry
+    )
     value = json_of_body(
         response.content, content_type, label, response.status_code, answered, entry
     )
-    setattr(response, JSON_VALUE, value)  # read once, as httpx's answers carry it (door.py)
+    setattr(
+        response, JSON_VALUE, value
+    )  # read once, as httpx's answers carry it (answer_bounds.py)
 
 
 class _CappedRaw:
@@ -117,7 +130,7 @@ class _CappedRaw:
         label: str,
         evidence: trail.Entry,
         entry: trail.Entry,
-        place: running.RunPlace,
+        place: runs_in_flight.RunPlace,
     ) -> None:
         self._raw, self._cap, self._label, self._evidence, self._size = raw, cap, label, evidence, 0
         self._entry, self._place = entry, place

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TextIO
 
-from assistant_conformance.report.exits import Exit
+from assistant_conformance.report.exit_codes import Exit
 
 
 def closed() -> None:
