@@ -10,16 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assistant_conformance.report import document
 from assistant_conformance.report.conformance_json import Document, RequirementRecord
-from assistant_conformance.report.document import (
-    absent_line,
-    audit_fields,
-    cleanup_lines,
-    places_line,
-    replay_command,
-    runs_line,
-    transport_line,
-)
 from assistant_conformance.report.templating import render_page
 
 UNFOLDED = 5  # findings of a requirement shown before the rest are folded
@@ -29,7 +21,7 @@ WHAT_LENGTH = 200  # characters of a requirement's first finding in "Needs atten
 
 
 def to_html(doc: Document) -> str:
-    audit = audit_fields(doc)
+    audit = document.audit_fields(doc)
     by_section: dict[str, list[RequirementRecord]] = {}
     for r in doc.requirements:
         by_section.setdefault(r.section, []).append(r)
@@ -45,8 +37,8 @@ def to_html(doc: Document) -> str:
         unfolded=UNFOLDED,
         open_verdicts=OPEN,
         with_evidence=WITH_EVIDENCE,
-        places_line=places_line,
-        replay_command=replay_command,
+        places_line=document.places_line,
+        replay_command=document.replay_command,
     )
 
 
@@ -61,12 +53,12 @@ class Ran:
 
 
 def _ran(doc: Document) -> Ran:
-    absent = absent_line(doc)
+    absent = document.absent_line(doc)
     return Ran(
-        runs=(runs_line(doc) or "none").removeprefix("runs: "),
+        runs=(document.runs_line(doc) or "none").removeprefix("runs: "),
         absent=absent.partition(": ")[2] if absent else "none found",
-        transport=(transport_line(doc) or "plain").removeprefix("transport: "),
-        cleanup=cleanup_lines(doc),
+        transport=(document.transport_line(doc) or "plain").removeprefix("transport: "),
+        cleanup=document.cleanup_lines(doc),
     )
 
 
