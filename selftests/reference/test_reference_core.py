@@ -92,3 +92,39 @@ def _running(pid: int) -> bool:
     # An ended child of the killed starter is reaped by init; a zombie counts as ended.
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+@pytest.mark.parametrize("how", ["start", "launch"])
+def test_a_started_reference_takes_its_tokens_from_its_environment_not_its_argv(tmp_path, how):
+    """A command line is readable by every user of the machine (`ps`): the tokens reach the
+    server in its environment, and the server accepts them."""
+    tokens = ["argv-secret-main-1234", "argv-secret-alt-5678"]
+    if how == "start":
+        server = embedded.start(tokens, tmp_path / "ref.db")
+    else:
+        server = embedded.launch(tokens, tmp_path / "ref.db")
+        server.ready(20.0)
+    try:
+        assert not any(token in word for word in server.process.args for token in tokens)
+        for token in tokens:
+            answer = httpx.post(
+                f"{server.base_url}/api/ai/threads/search",
+                json={},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            assert answer.status_code == 200, answer.text
+    finally:
+        server.stop()
+
+
+def test_the_reference_command_without_a_token_says_so(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != embedded.TOKENS_VARIABLE}
+    done = subprocess.run(
+        [sys.executable, "-m", "assistant_conformance.reference", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "no token" in done.stderr and embedded.TOKENS_VARIABLE in done.stderr

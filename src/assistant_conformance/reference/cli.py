@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import socket
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from starlette.types import ASGIApp
 
 from .app import create_app
 from .context import Settings
+from .embedded import TOKENS_VARIABLE
 from .limits import json_error_protocol
 
 
@@ -29,8 +31,10 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--token",
         action="append",
-        required=True,
-        help="accepted bearer token (repeatable; each is a principal)",
+        default=[],
+        help="accepted bearer token (repeatable; each is a principal). Also read, one per line, "
+        f"from the environment variable {TOKENS_VARIABLE} (first), which, unlike the command "
+        "line, other users of the machine cannot read",
     )
     parser.add_argument("--db", type=Path, help="SQLite file (default: a fresh temporary file)")
     parser.add_argument(
@@ -82,11 +86,20 @@ def main(argv: list[str] | None = None) -> None:
     serve(parser().parse_args(argv))
 
 
+def accepted_tokens(args: argparse.Namespace) -> list[str]:
+    """The tokens of the environment variable (one per line), then those of --token."""
+    given = os.environ.get(TOKENS_VARIABLE, "").splitlines()
+    return [token for token in (*given, *args.token) if token]
+
+
 def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = None) -> None:
     """Serve the reference app (inside `wrap`, e.g. a mutant) until stopped."""
+    tokens = accepted_tokens(args)
+    if not tokens:
+        sys.exit(f"assistant-reference: no token: give --token or set {TOKENS_VARIABLE}")
     db_path = args.db or Path(tempfile.mkdtemp(prefix="assistant-reference-")) / "reference.db"
     settings = Settings(
-        tokens={token: f"principal-{i}" for i, token in enumerate(args.token)},
+        tokens={token: f"principal-{i}" for i, token in enumerate(tokens)},
         db_path=db_path,
         files_dir=args.files_dir or db_path.parent / "files",
         token_delay_ms=args.token_delay_ms,

@@ -11,6 +11,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# The reference's tokens, one per line: how a started reference is handed them (a command line is
+# readable by every user of the machine; an environment is not).
+TOKENS_VARIABLE = "ASSISTANT_REFERENCE_TOKENS"
+
 
 class ServerStartError(RuntimeError):
     """The reference server did not start; the message says why in one line."""
@@ -70,8 +74,8 @@ def start(
 ) -> RunningServer:
     """Run `python -m <module>` (the reference's command line) and wait until it prints its URL."""
     args = [sys.executable, "-m", module, "--port", "0"]
-    args += [*_arguments(tokens, db_path, token_delay_ms), *(extra_args or [])]
-    server = _spawn(args, "", db_path)
+    args += [*_arguments(db_path, token_delay_ms), *(extra_args or [])]
+    server = _spawn(args, tokens, "", db_path)
     server.ready(startup_timeout)
     return server
 
@@ -85,20 +89,19 @@ def launch(tokens: list[str], db_path: Path, token_delay_ms: int = 20) -> Runnin
         host, port = listening.getsockname()[:2]
         fd = listening.fileno()
         args = [sys.executable, "-m", "assistant_conformance.reference", f"--fd={fd}"]
-        args += _arguments(tokens, db_path, token_delay_ms)
-        return _spawn(args, f"http://{host}:{port}", db_path, keep=(fd,))
+        args += _arguments(db_path, token_delay_ms)
+        return _spawn(args, tokens, f"http://{host}:{port}", db_path, keep=(fd,))
 
 
-def _arguments(tokens: list[str], db_path: Path, token_delay_ms: int) -> list[str]:
-    # The tokens travel in argv of a loopback child only; they are never printed. The server
-    # ends with the pipe on its stdin (`_spawn`): a starting process killed leaves none behind.
-    words = [f"--token={token}" for token in tokens]  # "=": a random token may start with "-"
-    args = [*words, "--db", str(db_path), "--token-delay-ms", str(token_delay_ms)]
+def _arguments(db_path: Path, token_delay_ms: int) -> list[str]:
+    # The server ends with the pipe on its stdin (`_spawn`): a starting process killed leaves
+    # none behind.
+    args = ["--db", str(db_path), "--token-delay-ms", str(token_delay_ms)]
     return [*args, "--end-with-stdin"]
 
 
 def _spawn(
-    args: list[str], base_url: str, db_path: Path, keep: tuple[int, ...] = ()
+    args: list[str], tokens: list[str], base_url: str, db_path: Path, keep: tuple[int, ...] = ()
 ) -> RunningServer:
     log_path = db_path.with_suffix(".log")
     with log_path.open("a") as log:  # stderr goes to a file so a chatty server can never block
@@ -108,7 +111,7 @@ def _spawn(
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
-            env=os.environ.copy(),
+            env={**os.environ, TOKENS_VARIABLE: "\n".join(tokens)},
             pass_fds=keep,
         )
     return RunningServer(base_url=base_url, process=process, db_path=db_path)
