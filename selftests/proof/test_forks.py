@@ -4,7 +4,13 @@ time is ended with what it started."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from assistant_conformance.proof.forks import SuiteForks
 from assistant_conformance.proof.suiterun import child_environment
@@ -43,3 +49,42 @@ def test_a_run_past_its_time_is_ended_and_said(tmp_path: Path) -> None:
     finally:
         forks.close()
     assert not forks.alive()
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` ended (a zombie not yet reaped by its new parent counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the forker's death reaches its runs on Linux")
+def test_a_run_ends_when_its_forker_is_killed_outright(tmp_path: Path) -> None:
+    """A forker killed outright (SIGKILL: nothing of its own runs) leaves no run going on."""
+    (tmp_path / "sleeper.py").write_text(
+        "import os, pathlib, time\npathlib.Path('pid').write_text(str(os.getpid()))\n"
+        "time.sleep(600)\n"
+    )
+    forks = SuiteForks(child_environment())
+
+    def run_until_killed() -> None:
+        with contextlib.suppress(RuntimeError):  # "the suite's forker ended": no answer comes
+            forks.run(["-m", "sleeper"], tmp_path, child_environment(), tmp_path / "s.log", 600)
+
+    waiting = threading.Thread(target=run_until_killed, daemon=True)
+    waiting.start()
+    pid_file = tmp_path / "pid"
+    for _ in range(600):  # the run starts (waits for an event, bounded: not a timed claim)
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.1)
+    run = int(pid_file.read_text())
+    assert not _gone(run)
+    forks._process.kill()
+    for _ in range(300):
+        if _gone(run):
+            break
+        time.sleep(0.1)
+    assert _gone(run), "the run went on after its forker was killed"

@@ -17,6 +17,7 @@ the caller starts a process as before (suiterun.py).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import json
 import os
@@ -42,6 +43,7 @@ PRELOADED = (
     "assistant_conformance.cli.run",
 )
 KILLED = -int(signal.SIGKILL)
+PR_SET_PDEATHSIG = 1  # prctl(2), Linux
 WAIT_AFTER_KILL = 30.0  # seconds for a killed run's status to come back
 
 
@@ -137,19 +139,21 @@ def fork_each_request(requests: IO[bytes], answers: IO[str]) -> None:
         importlib.import_module(name)
     running: dict[int, int] = {}  # pid -> request id
     pending = b""
-    while True:
-        readable, _, _ = select.select([requests], [], [], 0.05)
-        if readable:
-            chunk = os.read(requests.fileno(), 65536)
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                _take(json.loads(line), running)
-        _reap(running, answers)
-    for pid in running:
-        _kill_group(pid)
+    try:
+        while True:
+            readable, _, _ = select.select([requests], [], [], 0.05)
+            if readable:
+                chunk = os.read(requests.fileno(), 65536)
+                if not chunk:
+                    break
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    _take(json.loads(line), running)
+            _reap(running, answers)
+    finally:  # also when the parent's end of the answers is gone (BrokenPipeError)
+        for pid in running:
+            _kill_group(pid)
 
 
 def _take(request: dict[str, Any], running: dict[int, int]) -> None:
@@ -158,8 +162,10 @@ def _take(request: dict[str, Any], running: dict[int, int]) -> None:
             if number == request["kill"]:
                 _kill_group(pid)
         return
+    forker = os.getpid()
     pid = os.fork()
     if pid == 0:
+        _die_with(forker)
         _child(request)  # never returns
     with contextlib.suppress(OSError):  # (the child sets it too: whichever runs first)
         os.setpgid(pid, pid)  # its own group before a kill may come for it
@@ -176,6 +182,17 @@ def _reap(running: dict[int, int], answers: IO[str]) -> None:
             answers.write(json.dumps({"id": number, "status": os.waitstatus_to_exitcode(status)}))
             answers.write("\n")
             answers.flush()
+
+
+def _die_with(forker: int) -> None:
+    """Linux: the child is killed when the forker dies, however it dies (killed outright, it
+    cannot end its runs: they would go on, orphaned). Elsewhere the forker's own end does."""
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != forker:  # it died before the request above
+        os._exit(1)
 
 
 def _kill_group(pid: int) -> None:
