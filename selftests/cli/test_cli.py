@@ -14,6 +14,7 @@ import pytest
 from assistant_conformance.cli.command import VERBS, Command, Parser
 from assistant_conformance.contract.files import spec_hashes
 from assistant_conformance.report.badge import badge
+from assistant_conformance.report.conformance_json import CertificationRecord, Document, GateRecord
 
 COMMAND = [sys.executable, "-m", "assistant_conformance"]
 
@@ -78,7 +79,11 @@ def test_reports_that_cannot_be_written_are_one_line_and_exit_4(tmp_path: Path, 
     ],
 )  # fmt: skip
 def test_the_badge_is_a_shields_endpoint(level, outcome, totals, message, color) -> None:
-    doc = {"result": {"outcome": outcome}, "certification": {"level": level}, "totals": totals}
+    doc = Document.model_construct(
+        result=GateRecord.model_construct(outcome=outcome),
+        certification=CertificationRecord.model_construct(level=level),
+        totals=totals,
+    )
     assert badge(doc) == {
         "schemaVersion": 1, "label": "assistant-conformance", "message": message, "color": color
     }  # fmt: skip

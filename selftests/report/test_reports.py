@@ -20,7 +20,12 @@ from tiny_suite import ALT_TOKEN, TOKEN, Run, run_tiny_suite
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.reference import embedded
 from assistant_conformance.report import document, htmlpage, model, verdicts
-from assistant_conformance.report.conformance_json import load_document, report_schema
+from assistant_conformance.report.conformance_json import (
+    Document,
+    TransportRecord,
+    load_document,
+    report_schema,
+)
 from assistant_conformance.report.model import Finding
 from assistant_conformance.suite.run import capabilities
 
@@ -186,6 +191,9 @@ class Elements(HTMLParser):
         self.text.append(data)
 
 
+NAMED = ("requirement", "verdict")  # a finding's fields the suite names, not the target
+
+
 def test_what_a_target_answered_never_becomes_markup(failing: Run) -> None:
     """Markup in every value a target or its findings gave (the target's URL, answers, reasons,
     evidence, curl, HAR names) is shown as text: the page has not one element or attribute more."""
@@ -196,8 +204,10 @@ def test_what_a_target_answered_never_becomes_markup(failing: Run) -> None:
     for status in answered["capabilities"].values():
         status["evidence"] = tainted(status["evidence"])
     for r in answered["requirements"]:
-        r["reason"], r["findings"] = tainted(r["reason"]), tainted(r["findings"])
-    clean, shown = Elements(htmlpage.to_html(doc)), Elements(htmlpage.to_html(answered))
+        r["reason"] = tainted(r["reason"])
+        r["findings"] = [{**tainted(f), **{k: f[k] for k in NAMED}} for f in r["findings"]]
+    clean = Elements(htmlpage.to_html(Document.model_validate(doc)))
+    shown = Elements(htmlpage.to_html(Document.model_validate(answered)))
     assert shown.tags == clean.tags
     (finding,) = next(r for r in answered["requirements"] if r["id"] == "THR-STATUS")["findings"]
     for value in (finding["expected"], finding["actual"], finding["evidence"]["curl"]):
@@ -331,8 +341,13 @@ def test_a_broken_test_is_a_harness_error_not_a_violation() -> None:
 def test_the_header_says_the_bound_of_runs_in_flight_and_any_run_over_it() -> None:
     way = {"tls": "verified", "headers": [], "rate_limit": None,
            "throttled": {"requests": 0, "seconds": 0}, "runs_at_once": 2}  # fmt: skip
-    within = document.transport_line({"transport": {**way, "most_runs_in_flight": 2}})
+    within = document.transport_line(_reached({**way, "most_runs_in_flight": 2}))
     assert within == "transport: runs in flight at most 2 at once across workers (most 2)"
     over = {**way, "most_runs_in_flight": 3, "runs_over_bound": 1}
-    line = document.transport_line({"transport": over, "workers": 2}) or ""
+    line = document.transport_line(_reached(over, workers=2)) or ""
     assert "(most 3; 1 started over it after waiting their longest for a place)" in line
+
+
+def _reached(way: dict[str, object], workers: int = 1) -> Document:
+    """A document with only its transport (and workers) given."""
+    return Document.model_construct(transport=TransportRecord.model_validate(way), workers=workers)

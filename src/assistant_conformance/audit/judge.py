@@ -78,11 +78,8 @@ def finding(judgement: Judgement, capture: Capture) -> Finding:
     found.operation = judgement.operation
     if not held:
         found.actual = f"{describe(seen)} ({where})"
-        found.evidence = {
-            **evidence_record(capture.entries[judgement.entry]),
-            "har": capture.name,
-            "entry": judgement.entry,
-        }
+        exchange = capture.entries[judgement.entry]
+        found.evidence = evidence_record(exchange, har=capture.name, entry=judgement.entry)
         kind = judgement.check.kind.value
         key = f"{judgement.requirement}|{capture.name}|{judgement.entry}|{kind}"
         found.id = f"{judgement.requirement}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"

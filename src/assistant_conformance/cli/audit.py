@@ -17,9 +17,13 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assistant_conformance.report import redact
 from assistant_conformance.report.exit_codes import Exit
+
+if TYPE_CHECKING:
+    from assistant_conformance.report.model import Run
 
 FINDINGS_SHOWN = 5  # findings printed per requirement; the reports hold them all
 
@@ -114,34 +118,34 @@ def _usage(prog: str, message: str) -> int:
     return Exit.USAGE
 
 
-def summary_lines(run: object, report_dir: Path) -> None:
+def summary_lines(run: Run, report_dir: Path) -> None:
     """The counts of exchanges and verdicts, and the outcome, in three lines."""
-    from assistant_conformance.report.document import to_dict
+    from assistant_conformance.report.conformance_json import Document
 
-    doc = to_dict(run)  # type: ignore[arg-type]
-    seen = doc["audit"]
-    beyond = {
-        "unread": "not read (a body nested too deep)",
-        "unrecorded": "passed on past the recording's cap, not recorded",
-    }
-    more = "".join(f", {seen[k]} {what}" for k, what in beyond.items() if seen.get(k))
-    print(
-        f"{seen['exchanges']} exchanges in {len(seen['files'])} file(s): {seen['judged']} "
-        f"judged, {seen['off_document']} to no documented operation (counted, not judged), "
-        f"{seen['unanswered']} without an answer{more}"
+    doc = Document.of_run(run)
+    seen = doc.audit
+    assert seen is not None  # an audit's run
+    beyond = (
+        (seen.unread, "not read (a body nested too deep)"),
+        (seen.unrecorded, "passed on past the recording's cap, not recorded"),
     )
-    totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
+    more = "".join(f", {count} {what}" for count, what in beyond if count)
+    print(
+        f"{seen.exchanges} exchanges in {len(seen.files)} file(s): {seen.judged} "
+        f"judged, {seen.off_document} to no documented operation (counted, not judged), "
+        f"{seen.unanswered} without an answer{more}"
+    )
+    totals = ", ".join(f"{n} {v}" for v, n in doc.totals.items())
     untested = (
-        f" (untested: {seen['not_judgeable']} not judgeable from traffic, "
-        f"{seen['not_exercised']} not exercised by these exchanges)"
+        f" (untested: {seen.not_judgeable} not judgeable from traffic, "
+        f"{seen.not_exercised} not exercised by these exchanges)"
     )
     print(
-        f"{sum(doc['totals'].values())} requirements: {totals}"
-        f"{untested if 'untested' in doc['totals'] else ''}"
+        f"{sum(doc.totals.values())} requirements: {totals}"
+        f"{untested if 'untested' in doc.totals else ''}"
     )
-    result = doc["result"]
-    problems = f": {'; '.join(result['problems'][:3])}" if result["exit_status"] else ""
+    result = doc.result
+    problems = f": {'; '.join(result.problems[:3])}" if result.exit_status else ""
     print(
-        f"result: {result['outcome']} (exit {result['exit_status']}){problems}; "
-        f"reports in {report_dir}/"
+        f"result: {result.outcome} (exit {result.exit_status}){problems}; reports in {report_dir}/"
     )

@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from assistant_conformance.report.document import cleanup_lines, to_dict
+from assistant_conformance.report.conformance_json import Document
+from assistant_conformance.report.document import cleanup_lines
 from assistant_conformance.report.exit_codes import Exit
 from assistant_conformance.suite.run.results import ShardMergeError, merge
 
@@ -34,14 +35,12 @@ def main(args: argparse.Namespace) -> int:
     except ShardMergeError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return Exit.USAGE
-    doc = to_dict(run)
+    doc = Document.of_run(run)
     for line in cleanup_lines(doc):
         print(line)
-    totals = ", ".join(f"{n} {v}" for v, n in doc["totals"].items())
-    count = sum(doc["totals"].values())
+    totals = ", ".join(f"{n} {v}" for v, n in doc.totals.items())
+    count = sum(doc.totals.values())
     print(f"{len(args.folders)} shards merged; {count} requirements: {totals}")
-    result = doc["result"]
-    print(
-        f"result: {result['outcome']} (exit {result['exit_status']}); reports in {args.report_dir}/"
-    )
-    return int(result["exit_status"])
+    result = doc.result
+    print(f"result: {result.outcome} (exit {result.exit_status}); reports in {args.report_dir}/")
+    return int(result.exit_status)

@@ -33,6 +33,24 @@ def principal_for(header: str | None, tokens: dict[str, str], db: Database) -> s
     return None
 
 
+def replay(body: bytes, receive: Receive | None = None) -> Receive:
+    """The body read already, then the client's own receive: a stream learns of a disconnect,
+    and only then (without one, as for an answer read whole, nothing more ever comes)."""
+    sent = False
+
+    async def again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        if receive is None:
+            await asyncio.Event().wait()  # until the app stops listening (cancelled)
+        assert receive is not None
+        return await receive()
+
+    return again
+
+
 class BearerAuth:
     """ASGI middleware: 401 JSON with `WWW-Authenticate: Bearer` unless the credential is known."""
 
@@ -101,14 +119,4 @@ class BodyLimit:
             stalled = f"request body not complete within {self.seconds:g} s"
             await error_response(408, stalled, {"Connection": "close"})(scope, receive, send)
             return
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay(b"".join(chunks), receive), send)

@@ -5,23 +5,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+from assistant_conformance.report.conformance_json import Document
 
 BADGE_FILE = "badge.json"
 LABEL = "assistant-conformance"
 COLORS = {"full": "brightgreen", "none": "red"}  # otherwise: core, maybe with groups
 
 
-def badge(doc: dict[str, Any]) -> dict[str, Any]:
-    """The endpoint badge of a report (conformance.json's dict)."""
-    result, level = doc["result"], doc["certification"]["level"]
-    if result["outcome"] in ("harness error", "interrupted"):
-        return _shield(result["outcome"], "lightgrey")
+class Shield(TypedDict):
+    """shields.io's endpoint badge, as badge.json holds it."""
+
+    schemaVersion: int
+    label: str
+    message: str
+    color: str
+
+
+def badge(doc: Document) -> Shield:
+    """The endpoint badge of a report."""
+    outcome, level = doc.result.outcome, doc.certification.level
+    if outcome in ("harness error", "interrupted"):
+        return _shield(outcome, "lightgrey")
     shown = ("pass", "warn", "fail", "error")
-    counts = ", ".join(f"{n} {v}" for v, n in doc["totals"].items() if v in shown and n)
+    counts = ", ".join(f"{n} {v}" for v, n in doc.totals.items() if v in shown and n)
     color = COLORS.get(level, "green" if "+" in level else "yellowgreen")
     return _shield(f"{level} ({counts})" if counts else level, color)
 
 
-def _shield(message: str, color: str) -> dict[str, Any]:
-    return {"schemaVersion": 1, "label": LABEL, "message": message, "color": color}
+def _shield(message: str, color: str) -> Shield:
+    return Shield(schemaVersion=1, label=LABEL, message=message, color=color)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
@@ -34,6 +33,7 @@ from pydantic_core import core_schema
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.report import redact
+from assistant_conformance.report.exchange_record import Count, ExchangeRecord, Part
 from assistant_conformance.report.model import VERDICTS
 
 if TYPE_CHECKING:
@@ -82,7 +82,6 @@ class JsonNumber:
         return said if self.minimum is None else {**said, "minimum": self.minimum}
 
 
-Count = Annotated[int, Field(ge=0)]
 Seconds = Annotated[float, JsonNumber(0)]
 Sha256 = Annotated[str, Field(pattern="^[0-9a-f]{64}$")]
 RequirementId = Annotated[str, Field(pattern="^[A-Z]+(-[A-Z0-9]+)+$")]
@@ -94,10 +93,6 @@ Day = Annotated[str, Field(json_schema_extra={"format": "date"})]
 Counts = Annotated[
     dict[VerdictName, Annotated[int, Field(ge=1)]], Field(description="requirements per verdict")
 ]
-
-
-class Part(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Spec(Part):
@@ -324,30 +319,6 @@ class SectionRecord(Part):
     totals: Counts
 
 
-class RequestRecord(Part):
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: str
-
-
-class ResponseRecord(Part):
-    status: int | None
-    headers: dict[str, str]
-    body: str
-
-
-class ExchangeRecord(Part):
-    """A failed finding's exchange, redacted: what was sent, the start of what came back, and
-    the curl line that sends it again."""
-
-    request: RequestRecord
-    response: ResponseRecord
-    curl: str
-    har: str = Field("", description="an audit's: the HAR file the exchange is in")
-    entry: Count = Field(0, description="an audit's: the exchange's index in that file")
-
-
 class FindingRecord(Part):
     requirement: RequirementId
     verdict: Annotated[str, OneOf(*FAILED)]
@@ -498,7 +469,11 @@ class Document(Part):
                 {"key": key, "title": run.sections.get(key, key), "totals": counted(results)}
                 for key, results in by_section.items()
             ],
-            "requirements": [asdict(r) for results in by_section.values() for r in results],
+            "requirements": [
+                {**asdict(r), "findings": [f.as_json() for f in r.findings]}
+                for results in by_section.values()
+                for r in results
+            ],
             "unattributed_failures": run.unattributed,
         }
         return cls.model_validate(redact.redacted(written))

@@ -108,7 +108,7 @@ def attach(failed: list[Finding]) -> None:
     for finding in failed:
         if finding.evidence:
             allure.attach(
-                json.dumps(finding.evidence, indent=2),
+                json.dumps(finding.evidence.as_json(), indent=2),
                 name=f"{finding.requirement}: request and response",
                 attachment_type=allure.attachment_type.JSON,
             )

@@ -7,13 +7,13 @@ the writers only render it.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from assistant_conformance.contract.catalogue import load
+from assistant_conformance.report.exchange_record import ExchangeRecord
 
 PASS, FAIL, WARN, SKIP, ERROR = "pass", "fail", "warn", "skip", "error"
 KNOWN = "known"  # failed, and listed in the baseline
@@ -33,13 +33,27 @@ def without_varying(text: str) -> str:
     return VARYING.sub("#", text)
 
 
+class FindingJson(TypedDict):
+    """A Finding as JSON data (`Finding.as_json`); its evidence as ExchangeRecord.as_json gives."""
+
+    requirement: str
+    verdict: str
+    expected: str
+    actual: str
+    evidence: dict[str, object] | None
+    id: str
+    har: str
+    operation: str
+    also_at: list[str]
+
+
 @dataclass
 class Finding:
     requirement: str
     verdict: str
     expected: str = ""
     actual: str = ""
-    evidence: dict[str, Any] | None = None
+    evidence: ExchangeRecord | None = None  # a failed finding's exchange, redacted
     id: str = ""  # stable: the same requirement, operation and check at the same seed
     har: str = ""  # the exchanges that led to it, relative to the report folder
     operation: str = ""  # `METHOD /path` of the request it judged, where it judged one
@@ -54,17 +68,39 @@ class Finding:
 
     def place(self) -> str:
         """Where it was seen: its exchange (`file, entry N` in an audit), else its HAR or ID."""
-        evidence = self.evidence or {}
-        if "har" in evidence and "entry" in evidence:
-            return f"{evidence['har']}, entry {evidence['entry']}"
+        if self.evidence is not None and {"har", "entry"} <= self.evidence.model_fields_set:
+            return f"{self.evidence.har}, entry {self.evidence.entry}"
         return self.har or self.id
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
+    def as_json(self) -> FindingJson:
+        """The finding as JSON data (how it goes from a worker to the controller, into
+        results.json and conformance.json); `of_json` reads it back."""
+        return FindingJson(
+            requirement=self.requirement,
+            verdict=self.verdict,
+            expected=self.expected,
+            actual=self.actual,
+            evidence=None if self.evidence is None else self.evidence.as_json(),
+            id=self.id,
+            har=self.har,
+            operation=self.operation,
+            also_at=list(self.also_at),
+        )
 
     @classmethod
-    def from_json(cls, text: str) -> Finding:
-        return cls(**json.loads(text))
+    def of_json(cls, data: FindingJson) -> Finding:
+        evidence = data["evidence"]
+        return cls(
+            data["requirement"],
+            data["verdict"],
+            data["expected"],
+            data["actual"],
+            None if evidence is None else ExchangeRecord.model_validate(evidence),
+            data["id"],
+            data["har"],
+            data["operation"],
+            list(data["also_at"]),
+        )
 
     def render(self) -> str:
         req = load()[self.requirement]
@@ -73,8 +109,8 @@ class Finding:
             f"  Expected: {self.expected}",
             f"  Actual:   {self.actual}",
         ]
-        if self.evidence and self.evidence.get("curl"):
-            lines.append(f"  Reproduce: {self.evidence['curl']}")
+        if self.evidence and self.evidence.curl:
+            lines.append(f"  Reproduce: {self.evidence.curl}")
         if self.id:
             lines.append(f"  Replay:    assistant-conformance replay REPORT_DIR {self.id}")
         return "\n".join(lines)
@@ -91,8 +127,20 @@ class GroupStatus:
     how: str = ""  # declared / detected / probed
     evidence: list[str] = field(default_factory=list)  # "POST /api/ai/v1/file -> 404"
 
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def as_dict(self) -> GroupJson:
+        return GroupJson(status=self.status, how=self.how, evidence=list(self.evidence))
+
+    @classmethod
+    def of_json(cls, data: GroupJson) -> GroupStatus:
+        return cls(data["status"], data["how"], list(data["evidence"]))
+
+
+class GroupJson(TypedDict):
+    """A GroupStatus as JSON data (results.json, a worker's report to the controller)."""
+
+    status: str
+    how: str
+    evidence: list[str]
 
 
 # How a test's body ended, for the requirements it names but recorded no finding on.
@@ -115,6 +163,40 @@ class TestResult:
     findings: list[Finding]
     reason: str = ""  # why it was skipped, blocked or broke
     duration: float = 0.0
+
+    def as_json(self) -> ResultJson:
+        """The test's result as results.json keeps it; `of_json` reads it back."""
+        return ResultJson(
+            nodeid=self.nodeid,
+            requirements=list(self.requirements),
+            outcome=self.outcome,
+            findings=[f.as_json() for f in self.findings],
+            reason=self.reason,
+            duration=self.duration,
+        )
+
+    @classmethod
+    def of_json(cls, data: ResultJson) -> TestResult:
+        findings = [Finding.of_json(f) for f in data["findings"]]
+        return cls(
+            data["nodeid"],
+            data["requirements"],
+            data["outcome"],
+            findings,
+            data["reason"],
+            data["duration"],
+        )
+
+
+class ResultJson(TypedDict):
+    """A TestResult as JSON data (`TestResult.as_json`), as results.json keeps it."""
+
+    nodeid: str
+    requirements: list[str]
+    outcome: str
+    findings: list[FindingJson]
+    reason: str
+    duration: float
 
 
 @dataclass

@@ -6,7 +6,6 @@ plugin (suite/plugin.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 
 import httpx
 import pytest
@@ -195,4 +194,4 @@ def agent(
     yield found
     measured = measurements(pytestconfig)
     measured.add(stats.AGENT, agent_record(found))
-    measured.add(stats.RUNS_STARTED, *[asdict(c) for c in runs_started(api, ledger)])
+    measured.add(stats.RUNS_STARTED, *[c.as_json() for c in runs_started(api, ledger)])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assistant_conformance.contract.openapi import KB_PREFIXES
+from assistant_conformance.reference.auth import replay
 
 PERMISSIONS = ("private", "organization", "public")
 
@@ -72,24 +72,6 @@ async def read_body(receive: Receive) -> bytes:
         chunks.append(message.get("body", b""))
         more = message.get("more_body", False)
     return b"".join(chunks)
-
-
-def replay(body: bytes, receive: Receive | None = None) -> Receive:
-    """The body read already, then the client's own receive: a stream learns of a disconnect,
-    and only then (without one, as for an answer read whole, nothing more ever comes)."""
-    sent = False
-
-    async def again() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        if receive is None:
-            await asyncio.Event().wait()  # until the app stops listening (cancelled)
-        assert receive is not None
-        return await receive()
-
-    return again
 
 
 def with_header(scope: Scope, name: bytes, value: bytes) -> Scope:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
@@ -13,6 +14,7 @@ from assistant_conformance.proof.mutants._base import (
     STREAMS,
     THREAD,
     EventFrames,
+    JsonAnswer,
     Mutant,
     answer_of,
     as_request,
@@ -233,17 +235,13 @@ class ErrorsAsText(Mutant):
         await send_answer(send, start, start["status"], content)
 
 
-class AssistantCountOffByOne(Mutant):
+class AssistantCountOffByOne(JsonAnswer):
     """ASST-COUNT-CONSISTENT: the assistant count is one more than search finds."""
 
     method, path = "POST", re.compile(r"/api/ai/assistants/count")
 
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        start, content = await answer_of(self.app, scope, await read_body(receive))
-        count = json_or_none(content)
-        if isinstance(count, int) and not isinstance(count, bool):
-            content = str(count + 1).encode()
-        await send_answer(send, start, start["status"], content)
+    def rewrite(self, body: Any) -> Any:
+        return body + 1 if isinstance(body, int) and not isinstance(body, bool) else body
 
 
 class ContextDeleteKeepsFile(Mutant):
@@ -260,17 +258,13 @@ class ContextDeleteKeepsFile(Mutant):
         await send_answer(send, start, start["status"], content)
 
 
-class StoreSearchFindsNothing(Mutant):
+class StoreSearchFindsNothing(JsonAnswer):
     """STORE-SEARCH-FINDS: store item search answers no items, whatever is stored."""
 
     method, path = "POST", re.compile(r"/api/ai/store/items/search")
 
-    async def mutate(self, scope: Scope, receive: Receive, send: Send) -> None:
-        start, content = await answer_of(self.app, scope, await read_body(receive))
-        found = json_or_none(content)
-        if start["status"] == 201 and isinstance(found, dict):
-            content = json.dumps({**found, "items": []}).encode()
-        await send_answer(send, start, start["status"], content)
+    def rewrite(self, body: Any) -> Any:
+        return {**body, "items": []} if isinstance(body, dict) else body
 
 
 REGISTRY: dict[str, tuple[type[Mutant], tuple[str, ...]]] = {

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 import requests
@@ -26,6 +25,7 @@ from assistant_conformance.suite.http.target import Target
 from assistant_conformance.suite.judging import checks
 from assistant_conformance.suite.property import compat, replayed
 from assistant_conformance.suite.safety.ledger import ALT, MAIN
+from assistant_conformance.suite.safety.removal import CleanupJson
 from assistant_conformance.suite.safety.session import SafetySession
 
 
@@ -90,11 +90,10 @@ class Replayer:
         except LookupError as exc:  # no operation of the document: no case to judge again
             raise unreplayed.NotReplayed(str(exc)) from None
 
-    def close(self) -> dict[str, Any]:
+    def close(self) -> CleanupJson:
         """Close the clients and remove what the replay created: what was removed, what stays."""
         for client in self.made.values():
             client.close()
         if self.checks_session is not None:
             self.checks_session.close()
-        self.safety.finish(self.target)
-        return self.safety.record
+        return self.safety.finish(self.target)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -184,6 +184,31 @@ class RunCost:
     status: str
     seconds: float | None
 
+    def as_json(self) -> RunCostJson:
+        return RunCostJson(run_id=self.run_id, status=self.status, seconds=self.seconds)
+
+
+class RunCostJson(TypedDict):
+    """A RunCost as the run's measurements carry it (run/stats.py: RUNS_STARTED)."""
+
+    run_id: str
+    status: str
+    seconds: float | None
+
+
+class AgentJson(TypedDict):
+    """What the reports say of the agent (run/stats.py: AGENT; conformance.json's `runs.agent`)."""
+
+    assistant_id: str | None
+    name: str
+    how: str
+    input_shape: str
+    control: str
+    options: list[str]
+    refused_options: dict[str, str]
+    numbering: str
+    problem: str
+
 
 def cost_of(runs: list[dict[str, Any]]) -> list[RunCost]:
     """Each run's status and time (updated_at - created_at, where both are given)."""
@@ -200,19 +225,19 @@ def cost_of(runs: list[dict[str, Any]]) -> list[RunCost]:
     return costs
 
 
-def agent_record(agent: Agent) -> dict[str, Any]:
+def agent_record(agent: Agent) -> AgentJson:
     """What the reports say of the agent."""
-    return {
-        "assistant_id": agent.assistant_id,
-        "name": agent.name,
-        "how": agent.how,
-        "input_shape": agent.input_shape,
-        "control": agent.control,
-        "options": sorted(agent.options),
-        "refused_options": dict(agent.refused),
-        "numbering": agent.numbering,
-        "problem": agent.problem,
-    }
+    return AgentJson(
+        assistant_id=agent.assistant_id,
+        name=agent.name,
+        how=agent.how,
+        input_shape=agent.input_shape,
+        control=agent.control,
+        options=sorted(agent.options),
+        refused_options=dict(agent.refused),
+        numbering=agent.numbering,
+        problem=agent.problem,
+    )
 
 
 def runs_started(api: httpx.Client, ledger: Ledger) -> list[RunCost]:

@@ -38,6 +38,7 @@ import httpx
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import Operation, by_label, match_path
+from assistant_conformance.report.exchange_record import ExchangeRecord
 from assistant_conformance.suite.http import trail
 
 PHRASES = ("not yet implemented", "not implemented", "not supported", "unsupported")
@@ -149,17 +150,16 @@ def in_trail(
 
 
 def of_finding(
-    requirement: str, verdict: str, evidence: Mapping[str, Any] | None, shown: Collection[str]
+    requirement: str, verdict: str, evidence: ExchangeRecord | None, shown: Collection[str]
 ) -> Absence | None:
     """The absence a failed status finding shows: its answer says its operation is not there."""
-    if verdict != "fail" or not evidence:
+    if verdict != "fail" or evidence is None:
         return None
-    request, response = evidence.get("request") or {}, evidence.get("response") or {}
-    method, path = str(request.get("method", "")), urlsplit(str(request.get("url", ""))).path
+    method, path = evidence.request.method, urlsplit(evidence.request.url).path
     op = operation(method, path)
     if op is None or op.status_requirement != requirement:
         return None
-    why = reason(method, path, response.get("status"), str(response.get("body", "")), shown)
+    why = reason(method, path, evidence.response.status, evidence.response.body, shown)
     return Absence(op.label, requirement, why) if why else None
 
 

@@ -13,6 +13,11 @@ import requests
 from schemathesis.core.transport import Response
 
 from assistant_conformance.report import redact
+from assistant_conformance.report.exchange_record import (
+    ExchangeRecord,
+    RequestRecord,
+    ResponseRecord,
+)
 from assistant_conformance.suite.http.trail import Entry
 
 EXCERPT = 600
@@ -82,24 +87,26 @@ def excerpt(exchange: Entry) -> str:
     return bytes(exchange.response_body[: 4 * EXCERPT]).decode("utf-8", "replace")[:EXCERPT]
 
 
-def evidence_record(exchange: Entry) -> dict[str, object]:
-    """A finding's exchange as the report keeps it (conformance_json.ExchangeRecord), redacted."""
-    return {
-        "request": {
-            "method": exchange.method,
-            "url": redact.text(exchange.url),
-            "headers": redact.headers(exchange.request_headers),
-            "body": redact.text(
-                (exchange.request_body or b"").decode("utf-8", "replace")[:EXCERPT]
-            ),
-        },
-        "response": {
-            "status": exchange.status,
-            "headers": redact.headers(exchange.response_headers),
-            "body": redact.text(excerpt(exchange)),
-        },
-        "curl": curl(exchange),
-    }
+def evidence_record(exchange: Entry, *, har: str = "", entry: int | None = None) -> ExchangeRecord:
+    """A finding's exchange as the reports keep it, redacted; an audit's names its HAR file and
+    its index there (`har`, `entry`: only then in the JSON)."""
+    sent = (exchange.request_body or b"").decode("utf-8", "replace")[:EXCERPT]
+    request = RequestRecord(
+        method=exchange.method,
+        url=redact.text(exchange.url),
+        headers=redact.headers(exchange.request_headers),
+        body=redact.text(sent),
+    )
+    response = ResponseRecord(
+        status=exchange.status,
+        headers=redact.headers(exchange.response_headers),
+        body=redact.text(excerpt(exchange)),
+    )
+    if entry is None:
+        return ExchangeRecord(request=request, response=response, curl=curl(exchange))
+    return ExchangeRecord(
+        request=request, response=response, curl=curl(exchange), har=har, entry=entry
+    )
 
 
 def describe(value: object) -> str:

@@ -173,7 +173,8 @@ def _judged(record: TestRecord, requirement: str, method: str, url: str) -> bool
     return any(
         f.requirement == requirement
         and f.verdict == "fail"
-        and (f.evidence or {}).get("request", {}).get("url") == redact.text(url)
-        and (f.evidence or {}).get("request", {}).get("method") == method
+        and f.evidence is not None
+        and f.evidence.request.url == redact.text(url)
+        and f.evidence.request.method == method
         for f in record.findings
     )

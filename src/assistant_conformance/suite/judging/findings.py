@@ -25,6 +25,7 @@ import httpx
 
 from assistant_conformance.contract.catalogue import load
 from assistant_conformance.contract.openapi import by_label, match_path, operation_label
+from assistant_conformance.report.exchange_record import ExchangeRecord
 from assistant_conformance.report.model import FAIL, PASS, SKIP, WARN, Finding
 from assistant_conformance.suite.http import absent, running_test, trail
 from assistant_conformance.suite.http.answer_bounds import label_of
@@ -130,7 +131,7 @@ def _record(
     return finding
 
 
-def _evidence(response: object) -> dict[str, object] | None:
+def _evidence(response: object) -> ExchangeRecord | None:
     """A failed finding's exchange, redacted (a pass keeps none: most findings pass)."""
     if isinstance(response, httpx.Response):
         return evidence_record(of_response(response))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Generator
-from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -122,7 +121,7 @@ def decide_outcome(
             "requirements": requirement_ids,
             "outcome": outcome,
             "reason": redact.text(reason),
-            "findings": [asdict(f) for f in recorded],
+            "findings": [f.as_json() for f in recorded],
             **extra,
         },
     )
@@ -153,7 +152,7 @@ def test_result(report: pytest.TestReport) -> TestResult | None:
         nodeid=report.nodeid,
         requirements=list(data["requirements"]),
         outcome=data["outcome"],
-        findings=[Finding(**f) for f in data["findings"]],
+        findings=[Finding.of_json(f) for f in data["findings"]],
         reason=data["reason"],
         duration=report.duration,
     )
@@ -170,7 +169,7 @@ class Collector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, ATTR, None) or {}
         for group, status in data.get("capabilities", {}).items():  # probed on a worker
-            self.caps.setdefault(group, GroupStatus(**status))
+            self.caps.setdefault(group, GroupStatus.of_json(status))
         result = test_result(report)
         if result is not None:
             self.results.append(result)

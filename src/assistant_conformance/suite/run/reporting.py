@@ -130,5 +130,5 @@ def measure_transport(config: pytest.Config) -> None:
     measured.add(stats.RESENT, *(stats.ResentRecord(operation=op) for op in policy.reconnects))
     measured.add(stats.SENT, stats.SentRecord(requests=policy.sent))
     safety = target_found(config).safety
-    if safety is not None and safety.record:
+    if safety is not None and safety.record is not None:
         measured.add(stats.CLEANUP, safety.record)

@@ -12,9 +12,8 @@ import json
 import shutil
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pytest
 
@@ -24,8 +23,9 @@ from assistant_conformance.report.baseline import BaselineEntry
 from assistant_conformance.report.model import (
     NOT_PROBED,
     UNSUPPORTED_GROUP,
-    Finding,
+    GroupJson,
     GroupStatus,
+    ResultJson,
     Run,
     TestResult,
 )
@@ -66,7 +66,7 @@ def of_run(config: pytest.Config, started: RunStart, measured: Measurements) -> 
             if config.inipath == files.pytest_ini()
             else "pytest",
             **(
-                {"cleanup": removal.cleanup_summary(done)}
+                {"cleanup": removal.cleanup_summary(done).model_dump(mode="json")}
                 if (done := measured.get(stats.CLEANUP))
                 else {}
             ),
@@ -86,7 +86,28 @@ def lacking(measured: Measurements, groups: dict[str, GroupStatus]) -> list[dict
     return absent.absent_summary(measured.get(stats.ABSENT), unsupported)
 
 
-def save_results(record: dict[str, Any], settings: SuiteSettings) -> None:
+class BaselineJson(TypedDict):
+    reason: str
+    expires: str | None
+
+
+class ResultsFile(TypedDict):
+    """results.json: what a run keeps for a merge of shards (`merge_record`), read back by
+    `merge`."""
+
+    format: str
+    finished: bool
+    identity: dict[str, object]  # what the shards of one run share (SAME)
+    info: dict[str, Any]  # the run's (report/model.py: Run.info)
+    tests: list[ResultJson]
+    measured: dict[str, list[Any]]  # Measurements.as_dict
+    capabilities: dict[str, GroupJson]
+    baseline: dict[str, BaselineJson]
+    unattributed: list[str]
+    shard: str | None  # `I/N`, set as it is saved (None: a run in one piece)
+
+
+def save_results(record: ResultsFile, settings: SuiteSettings) -> None:
     shard = str(settings.shard) if settings.shard else None
     text = json.dumps(redact.redacted({**record, "shard": shard}), default=str)
     (settings.report_dir / RESULTS).write_text(text, encoding="utf-8")
@@ -94,7 +115,7 @@ def save_results(record: dict[str, Any], settings: SuiteSettings) -> None:
 
 def merge_record(
     run: Run, tests: list[TestResult], measured: Measurements, ended: bool
-) -> dict[str, Any]:
+) -> ResultsFile:
     """What a run keeps for a merge: its identity, its tests' records and what it measured."""
     options = run.info["options"]
     return {
@@ -106,20 +127,21 @@ def merge_record(
             "strict": options["strict_conformance"],
         },
         "info": run.info,
-        "tests": [asdict(t) for t in tests],
+        "tests": [t.as_json() for t in tests],
         "measured": measured.as_dict(),
-        "capabilities": {g: asdict(s) for g, s in run.capabilities.items()},
+        "capabilities": {g: s.as_dict() for g, s in run.capabilities.items()},
         "baseline": {
             b.requirement: {"reason": b.reason, "expires": b.expires} for b in run.baseline
         },
         "unattributed": run.unattributed,
+        "shard": None,
     }
 
 
 def merge(folders: list[Path], out: Path) -> Run:
     parts = [_load(folder) for folder in folders]
     _check(parts, folders)
-    tests = [_test(t) for part in parts for t in part["tests"]]
+    tests = [TestResult.of_json(t) for part in parts for t in part["tests"]]
     measured = Measurements()
     for part in parts:
         measured = measured.joined(part["measured"])
@@ -142,7 +164,7 @@ def merge(folders: list[Path], out: Path) -> Run:
     return run
 
 
-def _load(folder: Path) -> dict[str, Any]:
+def _load(folder: Path) -> ResultsFile:
     path = folder / RESULTS
     if not path.is_file():
         raise ShardMergeError(f"{folder}: no {RESULTS}: not the report folder of a finished run")
@@ -161,7 +183,7 @@ def _load(folder: Path) -> dict[str, Any]:
     return part
 
 
-def _check(parts: list[dict[str, Any]], folders: list[Path]) -> None:
+def _check(parts: list[ResultsFile], folders: list[Path]) -> None:
     first = parts[0]["identity"]
     for part, folder in zip(parts[1:], folders[1:], strict=True):
         for name in SAME:
@@ -170,13 +192,14 @@ def _check(parts: list[dict[str, Any]], folders: list[Path]) -> None:
                     f"{folder}: another {name} ({part['identity'][name]!r}) than {folders[0]} "
                     f"({first[name]!r}): one run's shards share seed, depth, spec, suite and target"
                 )
-    counts = {int(p["shard"].split("/")[1]) for p in parts}
+    shards = [str(p["shard"]) for p in parts]  # each given (`_load`)
+    counts = {int(shard.split("/")[1]) for shard in shards}
     if len(counts) > 1:
-        raise ShardMergeError(f"shards of different splits: {sorted(p['shard'] for p in parts)}")
+        raise ShardMergeError(f"shards of different splits: {sorted(shards)}")
     count = counts.pop()
     given: dict[int, Path] = {}
-    for part, folder in zip(parts, folders, strict=True):
-        index = int(part["shard"].split("/")[0])
+    for shard, folder in zip(shards, folders, strict=True):
+        index = int(shard.split("/")[0])
         if index in given:
             raise ShardMergeError(f"shard {index}/{count} given twice: {given[index]} and {folder}")
         given[index] = folder
@@ -187,26 +210,22 @@ def _check(parts: list[dict[str, Any]], folders: list[Path]) -> None:
         )
 
 
-def _entry(rid: str, entry: dict[str, Any]) -> BaselineEntry:
+def _entry(rid: str, entry: BaselineJson) -> BaselineEntry:
     expires = dt.date.fromisoformat(entry["expires"]) if entry["expires"] else None
     return BaselineEntry(rid, entry["reason"], expires)
 
 
-def _test(record: dict[str, Any]) -> TestResult:
-    return TestResult(**{**record, "findings": [Finding(**f) for f in record["findings"]]})
-
-
-def _capabilities(parts: list[dict[str, Any]]) -> dict[str, GroupStatus]:
+def _capabilities(parts: list[ResultsFile]) -> dict[str, GroupStatus]:
     """Each group as the shards that looked at it saw it (declared or probed beats not probed)."""
     merged: dict[str, GroupStatus] = {}
     for part in parts:
         for group, status in part["capabilities"].items():
             if group not in merged or merged[group].status == NOT_PROBED:
-                merged[group] = GroupStatus(**status)
+                merged[group] = GroupStatus.of_json(status)
     return merged
 
 
-def _info(parts: list[dict[str, Any]], measured: Measurements, out: Path) -> dict[str, Any]:
+def _info(parts: list[ResultsFile], measured: Measurements, out: Path) -> dict[str, Any]:
     infos = [p["info"] for p in parts]
     return {
         **infos[0],
@@ -221,7 +240,7 @@ def _info(parts: list[dict[str, Any]], measured: Measurements, out: Path) -> dic
         "shards": len(parts),
         "absent_operations": lacking(measured, _capabilities(parts)),
         **(
-            {"cleanup": removal.cleanup_summary(done)}
+            {"cleanup": removal.cleanup_summary(done).model_dump(mode="json")}
             if (done := measured.get(stats.CLEANUP))
             else {}
         ),

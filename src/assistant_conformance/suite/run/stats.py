@@ -9,7 +9,9 @@ import sys
 from typing import Any, TypedDict
 
 from assistant_conformance.suite.config.run_folder import Measure, Measurements
+from assistant_conformance.suite.flows.agent import AgentJson, RunCostJson
 from assistant_conformance.suite.http.policy import Policy
+from assistant_conformance.suite.safety.removal import CleanupJson
 
 
 class ThrottledWait(TypedDict):
@@ -30,13 +32,13 @@ class StoppedRecord(TypedDict):
 
 
 ABSENT = Measure[dict[str, str]]("absent")  # an operation found absent (http/absent.py)
-AGENT = Measure[dict[str, Any]]("agent")  # the assistant the runs used (flows/agent.py)
-RUNS_STARTED = Measure[dict[str, Any]]("runs")  # a run the session started, and what it cost
+AGENT = Measure[AgentJson]("agent")  # the assistant the runs used (flows/agent.py)
+RUNS_STARTED = Measure[RunCostJson]("runs")  # a run the session started, and what it cost
 LOAD = Measure[dict[str, int]]("load")  # runs in flight at once (http/runs_in_flight.py)
 THROTTLED = Measure[ThrottledWait]("throttled")  # a throttled answer waited out
 RESENT = Measure[ResentRecord]("resent")  # a request sent again after a dropped connection
 SENT = Measure[SentRecord]("sent")  # the requests a process sent
-CLEANUP = Measure[dict[str, Any]]("cleanup")  # what the end of the run removed or kept
+CLEANUP = Measure[CleanupJson]("cleanup")  # what the end of the run removed or kept
 STOPPED = Measure[StoppedRecord]("stopped")  # a worker's harness error
 
 
@@ -44,7 +46,7 @@ def runs_summary(measured: Measurements) -> dict[str, Any]:
     """The report's `runs` section: the agent, the runs started and what they cost."""
     agents, runs = measured.get(AGENT), measured.get(RUNS_STARTED)
     agent = next((a for a in agents if a.get("problem")), agents[0] if agents else None)
-    seconds = [r["seconds"] for r in runs if r.get("seconds") is not None]
+    seconds = [s for r in runs if (s := r.get("seconds")) is not None]
     statuses: dict[str, int] = {}
     for run in runs:
         statuses[run["status"]] = statuses.get(run["status"], 0) + 1

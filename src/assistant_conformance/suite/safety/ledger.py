@@ -73,6 +73,10 @@ __all__ = ["ALT", "ANONYMOUS", "LEDGER_DIR", "MAIN", "Ledger", "Leftover", "Remo
 ALT = "alt"
 LEDGER_DIR = "ledger"
 
+# One line of a ledger file, one of the events above: JSON as written, read back also from the
+# ledgers of earlier runs (`sweep`), whatever version of the suite wrote them.
+LedgerLine = dict[str, Any]
+
 
 @dataclass
 class Intent:
@@ -137,7 +141,7 @@ class Ledger:
                 self._file.close()
                 self._file = None
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: LedgerLine) -> None:
         with self._lock:
             if self._file is None and not self.hold():
                 raise RuntimeError(f"ledger {self.path} is held by another process")
@@ -198,7 +202,7 @@ class Ledger:
         seq, mark = self._next(), marker_of(resource, body, content, self.run_prefix)
         with self._lock:
             self.pending[seq] = Unanswered(seq, principal, request, kind, mark)
-        sent: dict[str, Any] = {"principal": principal, "method": method.upper(), "path": path}
+        sent: LedgerLine = {"principal": principal, "method": method.upper(), "path": path}
         sent.update({"credential": False} if not announce else {})
         sent.update({"marker": mark} if mark is not None else {})
         self._write({"event": "intent", "seq": seq, **sent})
@@ -291,7 +295,7 @@ class Ledger:
         return count
 
 
-def read_ledger(path: Path) -> list[dict[str, Any]]:
+def read_ledger(path: Path) -> list[LedgerLine]:
     """A ledger's records, one a line (a line cut by a killed run left out)."""
     records = []
     # "\n" only, not splitlines(): a record may hold U+2028 or U+0085 as sent (a name drawn)

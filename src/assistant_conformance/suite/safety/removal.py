@@ -16,12 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import httpx
 
 from assistant_conformance.contract.resources import resource_at
 from assistant_conformance.report import redact
+from assistant_conformance.report.conformance_json import CleanupRecord, LeftGroup
 from assistant_conformance.suite.http.observe import AnswerFault, Overdue
 
 __all__ = [
@@ -61,8 +62,29 @@ class Leftover:
     expires: str | None = None  # when the target says it goes by itself (ISO 8601, UTC)
     unfound: bool = False  # may have been made, has a delete, and could not be looked for
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> LeftoverJson:
+        return cast(LeftoverJson, asdict(self))  # the same fields
+
+
+class LeftoverJson(TypedDict):
+    """A Leftover as the ledger and the clean-up's record keep it (JSON)."""
+
+    kind: str
+    reason: str
+    what: str
+    removable: bool
+    expires: str | None
+    unfound: bool
+
+
+class CleanupJson(TypedDict):
+    """What one process's end of run did (session.py), as it reaches the controller."""
+
+    run: str
+    ledger: str
+    removed: int
+    kept: int
+    left: list[LeftoverJson]
 
 
 def expiry_of(body: Any, answered: datetime) -> str | None:
@@ -84,33 +106,33 @@ def expiry_of(body: Any, answered: datetime) -> str | None:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z") if moment else None
 
 
-def grouped(leftovers: Iterable[Leftover]) -> list[dict[str, Any]]:
+def grouped(leftovers: Iterable[Leftover]) -> list[LeftGroup]:
     """Leftovers by kind and reason: how many, whether removable, the latest expiry known."""
     groups: dict[tuple[str, str, bool], list[Leftover]] = {}
     for item in leftovers:
         groups.setdefault((item.kind, item.reason, item.removable), []).append(item)
     return [
-        {
-            "kind": kind,
-            "count": len(items),
-            "reason": reason,
-            "removable": removable,
-            "expires_by": max((i.expires for i in items if i.expires), default=None),
-            "examples": sorted({i.what for i in items})[:3],
-        }
+        LeftGroup(
+            kind=kind,
+            count=len(items),
+            reason=reason,
+            removable=removable,
+            expires_by=max((i.expires for i in items if i.expires), default=None),
+            examples=sorted({i.what for i in items})[:3],
+        )
         for (kind, reason, removable), items in sorted(groups.items())
     ]
 
 
-def cleanup_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+def cleanup_summary(records: list[CleanupJson]) -> CleanupRecord:
     """The report's `cleanup`, from what each process's end of run recorded (session.py)."""
-    return {
-        "runs": [r["run"] for r in records],
-        "ledgers": [r["ledger"] for r in records],
-        "removed": sum(r["removed"] for r in records),
-        "kept": sum(r["kept"] for r in records),
-        "left": grouped(Leftover(**item) for r in records for item in r["left"]),
-    }
+    return CleanupRecord(
+        runs=[r["run"] for r in records],
+        ledgers=[r["ledger"] for r in records],
+        removed=sum(r["removed"] for r in records),
+        kept=sum(r["kept"] for r in records),
+        left=grouped(Leftover(**item) for r in records for item in r["left"]),
+    )
 
 
 # --- removing -------------------------------------------------------------------------------------

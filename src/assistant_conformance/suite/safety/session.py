@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -25,7 +24,15 @@ from assistant_conformance.suite.http.target import Target, probe
 from assistant_conformance.suite.safety.budget import BUDGET_FILE, Allowance
 from assistant_conformance.suite.safety.guard import Guard
 from assistant_conformance.suite.safety.guarded import Guarding
-from assistant_conformance.suite.safety.ledger import ALT, LEDGER_DIR, MAIN, Ledger, read_ledger
+from assistant_conformance.suite.safety.ledger import (
+    ALT,
+    LEDGER_DIR,
+    MAIN,
+    Ledger,
+    LedgerLine,
+    read_ledger,
+)
+from assistant_conformance.suite.safety.removal import CleanupJson
 
 GUARDED_CLIENTS = ("api", "alt_api", "anonymous_api")
 
@@ -36,7 +43,7 @@ class SafetySession:
     ledger: Ledger
     policy: Policy
     # What the end of the run did: removed, kept (--no-cleanup), and what stays on the target.
-    record: dict[str, Any] = field(default_factory=dict)
+    record: CleanupJson | None = None
 
     @classmethod
     def open(
@@ -80,25 +87,26 @@ class SafetySession:
         """The guard and ledger around a client of `principal` (`token`: its own)."""
         return Guarding(self.guard, lambda: self.ledger, principal, token)
 
-    def finish(self, target: Target, keep: bool = False) -> None:
+    def finish(self, target: Target, keep: bool = False) -> CleanupJson:
         """Remove what the run created, newest first (or keep it: --no-cleanup); record what
         stays on the target, and why."""
         self.guard.active = False
         where, run = self.ledger.path, self.ledger.run_prefix
-        self.record = {"run": run, "ledger": str(where), "removed": 0, "kept": 0, "left": []}
+        self.record = CleanupJson(run=run, ledger=str(where), removed=0, kept=0, left=[])
         if keep:
             self.record["kept"] = self.ledger.keep()
             self.record["left"] = [item.as_dict() for item in self.ledger.undeletable]
             self.ledger.release()
-            return
+            return self.record
         with cleanup_clients(target, self.policy) as clients:
             left = self.ledger.clean_up(clients)
         self.ledger.release()
         removed = sum(1 for r in _records(where) if r.get("event") == "removed")
-        self.record.update(removed=removed, left=[item.as_dict() for item in left])
+        self.record["removed"], self.record["left"] = removed, [item.as_dict() for item in left]
+        return self.record
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def _records(path: Path) -> list[LedgerLine]:
     return read_ledger(path) if path.exists() else []
 
 

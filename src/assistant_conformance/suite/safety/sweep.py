@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -30,6 +29,7 @@ from assistant_conformance.suite.safety.ledger import (
     LEDGER_DIR,
     MAIN,
     Ledger,
+    LedgerLine,
     Removal,
     read_ledger,
     utc_timestamp,
@@ -52,7 +52,7 @@ class SweepResult:
     live: list[str] = field(default_factory=list)  # runs still going: their ledgers are locked
 
 
-def open_entries(records: list[dict[str, Any]]) -> tuple[list[Removal], list[Unanswered]]:
+def open_entries(records: list[LedgerLine]) -> tuple[list[Removal], list[Unanswered]]:
     """What a ledger lists as created and not removed; and the creates that went unanswered."""
     entries: dict[int, Removal] = {}
     intents: dict[int, Unanswered] = {}
@@ -76,7 +76,7 @@ def open_entries(records: list[dict[str, Any]]) -> tuple[list[Removal], list[Una
     return list(entries.values()), list(intents.values())
 
 
-def undeletable(records: list[dict[str, Any]], at: datetime) -> list[Leftover]:
+def undeletable(records: list[LedgerLine], at: datetime) -> list[Leftover]:
     """What a ledger says stays with no way to remove it, and has not expired by `at`."""
     found = [
         Leftover(r["kind"], r["reason"], r["what"], False, r.get("expires"))
@@ -86,7 +86,7 @@ def undeletable(records: list[dict[str, Any]], at: datetime) -> list[Leftover]:
     return [item for item in found if not item.expires or _instant(item.expires) > at]
 
 
-def unfound(closing: dict[str, Any], path: Path) -> list[Leftover]:
+def unfound(closing: LedgerLine, path: Path) -> list[Leftover]:
     """What a closed ledger says may remain and could not be looked for: said by every sweep
     (exit 3) until someone removes it by hand and deletes the ledger."""
     return [
