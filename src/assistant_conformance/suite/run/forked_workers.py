@@ -154,7 +154,13 @@ def _fork_one(listener: socket.socket, kept: int, running: dict[int, socket.sock
     except (OSError, ValueError):  # the stand-in went away: it is not waited for
         connection.close()
         return
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had: the stand-in, unanswered, starts python itself
+        for fd in fds:
+            os.close(fd)
+        connection.close()
+        return
     if pid == 0:
         listener.close()
         os.close(kept)
