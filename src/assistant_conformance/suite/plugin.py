@@ -32,7 +32,7 @@ from assistant_conformance.suite.config.settings import (
 from assistant_conformance.suite.http import clients
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.property import compat, generation
-from assistant_conformance.suite.run import capabilities, identity, outcomes
+from assistant_conformance.suite.run import capabilities, forked_workers, identity, outcomes
 from assistant_conformance.suite.run.concurrency import AFTER_PROBE, Dealing, ask_workers
 from assistant_conformance.suite.run.memory import CollectorSchedule
 from assistant_conformance.suite.run.outcomes import requirement_ids
@@ -81,6 +81,7 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, int | None, in
 def pytest_configure(config: pytest.Config) -> None:
     argv.attach_values(config)  # before pytest-xdist hands the workers their command
     active = integrations.is_suite_run(config)  # the plugin leaves other runs' tests alone
+    forked_workers.fork_workers(config)  # before the run's first thread (and the collector's)
     if active:  # first: the collector off through the rest of start-up
         config.pluginmanager.register(CollectorSchedule(), "assistant-conformance-memory")
     closed_pipe.quiet_stdout()  # before the terminal takes stdout: a closed pipe ends no run

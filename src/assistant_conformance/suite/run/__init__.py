@@ -10,7 +10,8 @@
 - identity.py: what identifies a run (suite and spec hashes, options); stats.py: what it measured
   (the typed keys of its measurements) summed up;
 - concurrency.py: the spread over pytest-xdist workers; shared_reference.py: its one embedded
-  reference;
+  reference; forked_workers.py: its workers forked from one process that imported the suite once,
+  through worker_standin.py (what xdist starts for each: the standard library only);
 - capabilities.py: optional capability groups, declared or probed;
 - memory.py: the garbage collector through a run of the suite (off during start-up, start-up's
   objects frozen once collected, no last pass at a process's end), in no other pytest run.

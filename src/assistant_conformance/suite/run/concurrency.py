@@ -34,6 +34,7 @@ from assistant_conformance.suite.config.shards import duration_key, durations, s
 from assistant_conformance.suite.http.policy import Policy
 from assistant_conformance.suite.http.target import HarnessError, preflight, remote, round_trip
 from assistant_conformance.suite.run import capabilities
+from assistant_conformance.suite.run.forked_workers import CHOSEN
 from assistant_conformance.suite.run.state import harness_stop, run_setup
 
 # Client CPU seconds per request of a run in one process (sending, reading, judging, generating):
@@ -74,6 +75,7 @@ def ask_workers(config: pytest.Config) -> None:
         config.option.numprocesses = count
         if config.getoption("dist", "no") == "no":
             config.option.dist = "worksteal"  # the long tests (state machines, runs) end apart
+            config.stash[CHOSEN] = not config.getoption("tx", None)  # forked (forked_workers.py)
 
 
 class Dealing:
