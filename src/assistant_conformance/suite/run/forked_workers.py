@@ -1,4 +1,4 @@
-"""pytest-xdist's workers forked from one process that imported the suite once (POSIX).
+"""pytest-xdist's workers forked from one process that imported the suite once (Linux).
 
 Each worker xdist starts is a new `python -u -c BOOTSTRAP` (execnet's popen gateway) that imports
 pytest, xdist, hypothesis, schemathesis and the plugin again: about 1.2 s of CPU each, 24 of them
@@ -67,7 +67,9 @@ def fork_workers(config: pytest.Config) -> None:
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and hasattr(socket, "AF_UNIX") and hasattr(socket, "recv_fds")
+    """Linux only: where it was proved. macOS has fork, but a process that loaded Apple's
+    frameworks (a proxy lookup does) may not fork safely; Windows has none."""
+    return sys.platform == "linux" and hasattr(socket, "recv_fds")
 
 
 class Zygote:
