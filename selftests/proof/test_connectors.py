@@ -79,7 +79,7 @@ def test_an_endpoint_never_shows_its_tokens(tmp_path: Path) -> None:
 def test_a_run_gets_the_tokens_in_its_environment_only(monkeypatch, tmp_path: Path) -> None:
     seen: dict[str, object] = {}
 
-    def python(argv, cwd, env, log, timeout, errors=None):
+    def python(argv, cwd, env, log, timeout, errors=None, fresh=False):
         seen.update(argv=argv, env=env)
         log.write_text("ran\n")
         return 3
