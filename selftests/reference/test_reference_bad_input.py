@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import threading
 import time
@@ -252,8 +253,11 @@ def test_numbers_json_cannot_carry_back_are_refused(
 
 
 def test_a_stalled_body_gets_408_and_stalled_clients_do_not_hold_others(tmp_path) -> None:
+    """Twenty clients that stop mid-body do not hold up another: it is answered while every one
+    of them still waits (none has its 408 yet: an order, not a clock), and each then gets its
+    408 (the socket's timeout bounds the wait)."""
     settings = Settings(
-        tokens={TOKEN_A: "a"}, db_path=tmp_path / "r.db", files_dir=tmp_path / "f", body_timeout_s=1
+        tokens={TOKEN_A: "a"}, db_path=tmp_path / "r.db", files_dir=tmp_path / "f", body_timeout_s=3
     )
     head = (
         "POST /api/ai/threads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -262,21 +266,20 @@ def test_a_stalled_body_gets_408_and_stalled_clients_do_not_hold_others(tmp_path
     with serve(create_app(settings)) as base_url:
         url = urlsplit(base_url)
         address = (url.hostname, url.port)
-        stalled = [socket.create_connection(address, timeout=10) for _ in range(20)]
-        started = time.monotonic()
+        stalled = [socket.create_connection(address, timeout=30) for _ in range(20)]
         for sock in stalled:
             sock.sendall(head + b'{"metadata": ')  # 13 of the 100 bytes announced, then nothing
         headers = {"Authorization": f"Bearer {TOKEN_A}"}
         with httpx.Client(base_url=base_url, headers=headers, timeout=10) as client:
             served = client.post("/api/ai/threads/search", json={"limit": 10})
-            assert served.status_code == 200 and time.monotonic() - started < 1  # not held up
+            answered_already = select.select(stalled, [], [], 0)[0]
+            assert served.status_code == 200 and not answered_already  # not held up
             answers = []
             for sock in stalled:
                 received: list[bytes] = []
                 read_until_closed(sock, received)  # ends: the server closes the connection
                 answers.append(b"".join(received))
                 sock.close()
-            assert time.monotonic() - started < 5
             assert all(a.startswith(b"HTTP/1.1 408 ") for a in answers), answers[0][:200]
             expect_json_4xx((408, answers[0].partition(b"\r\n\r\n")[2]))
             assert client.post("/api/ai/threads/search", json={"limit": 10}).json() == []

@@ -84,7 +84,7 @@ def test_twenty_concurrent_clients_lose_nothing(reference_server):
     assert all(code < 500 for _, _, codes in results for code in codes)
     assert all(codes == [201, 201, 200] for _, _, codes in results)
     with client_for(reference_server) as client:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a bound on the wait, not a timing
         for thread_id, run_id, _ in results:
             assert client.get(f"{API}/threads/{thread_id}").status_code == 200
             while run_status(client, thread_id, run_id) != "success":

@@ -58,7 +58,7 @@ def run_status(client: httpx.Client, thread_id: str, run_id: str) -> str:
     return str(client.get(f"{API}/threads/{thread_id}/runs/{run_id}").json()["status"])
 
 
-def wait_for(predicate: Any, timeout: float = 10.0) -> None:
+def wait_for(predicate: Any, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached in time"
