@@ -184,15 +184,18 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"foreign: {exc}")
     print(server.base_url, flush=True)
 
-    def stop(*_: object) -> None:  # its server runs in a session of its own: stop it too
-        server.stop()
-        sys.exit(0)
+    def leave(*_: object) -> None:
+        # Out of process.wait() first: stopping from inside the handler would wait on the
+        # process again while the interrupted wait still holds its lock (the CLI then hung).
+        raise SystemExit(0)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, stop)
+        signal.signal(signum, leave)
     try:
         server.process.wait()
     except KeyboardInterrupt:
+        pass
+    finally:  # its server runs in a session of its own: stopped here, however this one ends
         server.stop()
 
 
