@@ -23,6 +23,7 @@ from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof.connectors import ForeignConnector
 from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT
 from assistant_conformance.reference.connectors import Endpoint
+from assistant_conformance.reference.embedded import TOKENS_VARIABLE
 
 pytestmark = pytest.mark.xdist_group("langgraph")
 
@@ -123,12 +124,13 @@ def test_no_assistant_for_testing_starts_no_run(tmp_path: Path) -> None:
 
 
 def test_the_launcher_stopped_by_a_signal_ends_and_stops_its_server(tmp_path: Path) -> None:
-    """`python -m assistant_conformance.proof.foreign` ends on SIGTERM, its server with it (it
-    hung there once: the handler waited on the server while the interrupted wait held its lock)."""
+    """`python -m assistant_conformance.proof.foreign` (its token from the environment, not argv)
+    ends on SIGTERM, its server with it (it hung there once: the handler waited on the server
+    while the interrupted wait held its lock)."""
     launcher = subprocess.Popen(
         [sys.executable, "-m", "assistant_conformance.proof.foreign", "langgraph", "--graph",
-         "echo", "--workdir", str(tmp_path), "--token", TOKENS[0]],
-        stdout=subprocess.PIPE, text=True,
+         "echo", "--workdir", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, TOKENS_VARIABLE: TOKENS[0]},
     )  # fmt: skip
     try:
         assert launcher.stdout is not None
