@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 HEADING = "## Side by side: ratios measured in one run"
 CPU_LINE = re.compile(r"^CPU: (?P<cpu>\S.*?)[,;] (?P<cores>\d+) cores\b", re.MULTILINE)
-COLUMNS = ("comparison", "ratio", "seconds and counts", "goal", "met")
+COLUMNS = ("comparison", "ratio", "seconds and counts", "goal", "met", "the cores allow")
 NOT_MEASURED = "not measured"
 # The rows, in their order: key -> what is compared (the first cell) and the goal:
 # at least (">=") or at most ("<=") this ratio; None: shown, no goal.
@@ -34,6 +34,10 @@ class Row:
     key: str
     ratio: float | None  # None: not measured in this run (`measured` says why)
     measured: str  # the seconds (and counts) beside the ratio, or why it was not measured
+    # The best ratio this run's own CPU seconds allow on the machine's cores (every core busy all
+    # the time, nothing else waited for): a goal beyond it is out of this machine's reach at the
+    # CPU the run spent, whatever the scheduling. None: not bounded so (no goal, not measured).
+    bound: float | None = None
 
     @property
     def what(self) -> str:
@@ -62,6 +66,10 @@ def met_text(met: bool | None) -> str:
     return "-" if met is None else ("met" if met else "not met")
 
 
+def bound_text(row: Row) -> str:
+    return "-" if row.bound is None else f"{row.bound:.2f}x"
+
+
 def ratio_text(row: Row) -> str:
     """The ratio to two places, or more where two would read on the other side of its goal
     (0.5006 is not within "at most 0.5x": it reads 0.501x, not 0.50x)."""
@@ -76,9 +84,10 @@ def ratio_text(row: Row) -> str:
 
 def table(rows: list[Row]) -> list[str]:
     """The table's Markdown lines (the heading and a blank line first)."""
-    out = [HEADING, "", "| " + " | ".join(COLUMNS) + " |", "|---|---:|---|---|---|"]
+    out = [HEADING, "", "| " + " | ".join(COLUMNS) + " |", "|---|---:|---|---|---|---:|"]
     for row in rows:
-        cells = (row.what, ratio_text(row), row.measured, goal_text(row.goal), met_text(row.met))
+        goal, met = goal_text(row.goal), met_text(row.met)
+        cells = (row.what, ratio_text(row), row.measured, goal, met, bound_text(row))
         out.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
     return [*out, ""]
 
@@ -109,10 +118,10 @@ def parse(text: str) -> tuple[str, list[Row]]:
         cells = _cells(line)
         if len(cells) != len(COLUMNS):
             raise MalformedPage(f"{len(cells)} cells, not {len(COLUMNS)}: {line}")
-        what, ratio_cell, measured, goal, met = cells
+        what, ratio_cell, measured, goal, met, bound = cells
         if what not in whats:
             raise MalformedPage(f"a row of no known comparison: {what!r}")
-        row = Row(whats[what], _ratio(ratio_cell, line), measured)
+        row = Row(whats[what], _ratio(ratio_cell, line), measured, _ratio(bound, line))
         if goal != goal_text(row.goal):
             raise MalformedPage(f"goal {goal!r}, not {goal_text(row.goal)!r}: {line}")
         if met != met_text(row.met):

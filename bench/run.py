@@ -515,44 +515,53 @@ def failure_kinds(document: dict[str, Any]) -> set[str]:
 def throughput(workdir: Path) -> dict[str, Any]:
     """The property layer (the suite's default workers) and st run (one process), one after the
     other, against one reference served in this process behind latency.py's counting middleware:
-    requests it saw, wall seconds and CPU seconds of each child (its workers included)."""
+    requests it saw, wall seconds and CPU seconds of each child (its workers included), and this
+    process's own CPU meanwhile (the reference serving each side)."""
     workdir.mkdir(parents=True, exist_ok=True)
     keys = tokens()
     counted = latency.Counted(latency.reference(workdir, "throughput", keys))
     with safety_support.serve(counted) as base_url:
         log("property layer against the counted reference")
-        before = counted.count
+        before, served_before = counted.count, time.process_time()
         started = time.monotonic()
         endpoint = Endpoint(base_url, tuple(keys))
         done, suite_cpu = bench_run(workdir, *PROPERTY_LAYER, target=endpoint, timed=False)
         suite_seconds, suite_requests = time.monotonic() - started, counted.count - before
+        suite_served = time.process_time() - served_before
         suite_exit = done.returncode
         log("st run against the counted reference")
-        before, cpu_before = counted.count, children_cpu()
+        before, cpu_before, served_before = counted.count, children_cpu(), time.process_time()
         st = st_run(base_url, keys[0], workdir / "st")
         st_requests, st_cpu = counted.count - before, children_cpu() - cpu_before
-    suite = side(suite_requests, suite_seconds, suite_cpu)
+        st_served = time.process_time() - served_before
+    suite = side(suite_requests, suite_seconds, suite_cpu, suite_served)
+    st_side = side(st_requests, st.seconds, st_cpu, st_served)
     return {
         "workers": done.document.workers if done.document else None,
         "suite": {**suite, "exit": suite_exit},
-        "st": {
-            **side(st_requests, st.seconds, st_cpu),
-            "exit": st.exit,
-            "cases": st.cases,
-            "problem": st.problem,
-        },
-        "ratio": ratio(suite["rate"], side(st_requests, st.seconds, st_cpu)["rate"]),
+        "st": {**st_side, "exit": st.exit, "cases": st.cases, "problem": st.problem},
+        "ratio": ratio(suite["rate"], st_side["rate"]),
     }
 
 
-def side(requests: int, seconds: float, cpu: float) -> dict[str, Any]:
+def side(requests: int, seconds: float, cpu: float, served: float) -> dict[str, Any]:
+    """One side of the throughput comparison; `served`: the reference's CPU seconds meanwhile."""
     return {
         "requests": requests,
         "seconds": seconds,
         "rate": requests / seconds if seconds else float("nan"),
         "cpu": cpu,
         "cpu_per_request": cpu / requests if requests else float("nan"),
+        "served": served,
+        "served_per_request": served / requests if requests else float("nan"),
     }
+
+
+def most_rate(cores: int, side_: dict[str, Any], cpu_per_request: float | None = None) -> float:
+    """Requests/s when `cores` are busy all the time with the client's and the reference's CPU
+    per request (the client's of `side_`, or `cpu_per_request`)."""
+    client = side_["cpu_per_request"] if cpu_per_request is None else cpu_per_request
+    return cores / (client + side_.get("served_per_request", 0.0))
 
 
 def children_cpu() -> float:
@@ -710,13 +719,16 @@ def profile_markdown(data: dict[str, Any]) -> list[str]:
             "## The property layer and `st run` (one reference served by this process, its "
             "requests counted by latency.py's middleware)",
             "",
-            "| | requests | wall s | requests/s | client CPU s | ms per request | exit |",
-            "|---" * 7 + "|",
+            "| | requests | wall s | requests/s | client CPU s | ms per request | the "
+            "reference's ms per request | exit |",
+            "|---" * 8 + "|",
         ]
         for name, side in (("property layer (pytest)", t["suite"]), ("`st run`", t["st"])):
+            served = side.get("served_per_request", float("nan")) * 1000
             out.append(
                 f"| {name} | {side['requests']} | {s(side['seconds'])} | {s(side['rate'])} | "
-                f"{s(side['cpu'])} | {side['cpu_per_request'] * 1000:.2f} | {side['exit']} |"
+                f"{s(side['cpu'])} | {side['cpu_per_request'] * 1000:.2f} | {served:.2f} | "
+                f"{side['exit']} |"
             )
         out += ["", f"`st run`: {ST_SETTINGS}; {t['st']['cases']} cases generated.", ""]
     if "far" in data:
@@ -820,16 +832,20 @@ def side_by_side(data: dict[str, Any], skipped: dict[str, str]) -> list[page.Row
         return f"{page.NOT_MEASURED} ({skipped.get(section, 'not run')})"
 
     rows = []
+    cores = data["machine"]["nproc"] or 1
     if t := data.get("throughput"):
         suite, st = t["suite"], t["st"]
         workers = f"{t.get('workers') or 'default'} workers"
+        at_st_cost = ratio(most_rate(cores, suite, st["cpu_per_request"]), st["rate"])
         rows += [
             page.Row(
                 "st-rate",
                 ratio(suite["rate"], st["rate"]),
                 f"{suite['rate']:.1f} vs {st['rate']:.1f} requests/s ({suite['requests']} "
                 f"requests in {suite['seconds']:.1f} s, {workers}; {st['requests']} in "
-                f"{st['seconds']:.1f} s, one process)",
+                f"{st['seconds']:.1f} s, one process); the cores allow {s(at_st_cost)}x at "
+                f"`st run`'s own client CPU per request",
+                ratio(most_rate(cores, suite), st["rate"]),
             ),
             page.Row(
                 "st-cpu",
@@ -856,6 +872,7 @@ def side_by_side(data: dict[str, Any], skipped: dict[str, str]) -> list[page.Row
             f"{med['total']:.1f} s ({first.get('workers')} workers) vs {med['one_process']:.1f} s "
             f"(medians of {data['repeat']}, alternately; CPU {med['cpu']:.1f} s vs "
             f"{med['one_process_cpu']:.1f} s, the reference's included)",
+            ratio(med["cpu"] / cores, med["one_process"]),
         )
     )
     profile = data["layers"]["profiled"].get("profile")
@@ -875,13 +892,20 @@ def side_by_side(data: dict[str, Any], skipped: dict[str, str]) -> list[page.Row
         rows.append(page.Row("floor", None, missing("raw")))
     if (f := data.get("far")) and f.get("floor"):
         late, chain = f["cases"][1], f["chain"]
+        # Besides the chain, the run waits at least its requests' round trips spread over its
+        # workers, and works at least its client CPU spread over the cores.
+        waited = late["requests"] * f["delay"] / (late["workers"] or 1)
+        worked = late["client_cpu"] / cores
         rows.append(
             page.Row(
                 "far",
                 ratio(late["seconds"], f["floor"]),
                 f"{late['seconds']:.1f} s ({late['workers']} workers) vs {f['floor']:.1f} s: "
                 f"{chain['chain']} requests one after another in {chain['test']} x "
-                f"{f['delay'] * 1000:.0f} ms",
+                f"{f['delay'] * 1000:.0f} ms; {late['requests']} round trips over "
+                f"{late['workers']} workers take {waited:.1f} s, {late['client_cpu']:.1f} s "
+                f"of client CPU over {cores} cores {worked:.1f} s",
+                ratio(max(f["floor"], waited, worked), f["floor"]),
             )
         )
     else:
@@ -893,7 +917,9 @@ def side_by_side(data: dict[str, Any], skipped: dict[str, str]) -> list[page.Row
                 "deep",
                 d["ratio"],
                 f"{d['wall']:.1f} s ({d.get('workers')} workers) vs {one['wall']:.1f} s "
-                f"({d['requests']} and {one['requests']} requests)",
+                f"({d['requests']} and {one['requests']} requests; CPU {d['cpu']:.1f} s vs "
+                f"{one['cpu']:.1f} s, the reference's included)",
+                ratio(d["cpu"] / cores, one["wall"]),
             )
         )
     else:
@@ -925,7 +951,12 @@ def results_page(data: dict[str, Any]) -> str:
         "least 3x `st run`'s requests per second (the same document, depth, phases and target; "
         f"`st run`: {ST_SETTINGS}); the default run at most 0.55x the same work in one process; "
         "a 120 ms target at most 1.3x its chain floor; --examples 1000 at most 0.5x its "
-        "one-process time. The rows without a goal say where the time goes.",
+        "one-process time. The rows without a goal say where the time goes. The cores allow: "
+        "the best ratio this run's own CPU seconds leave possible on this machine's cores, each "
+        "busy all the time (requests/s: the client's and the reference's CPU per request; the "
+        "spread and --examples 1000 runs: their CPU over the cores against the one process's "
+        "wall; the far target: the longest of its chain, its round trips over its workers and "
+        "its client CPU over the cores); a goal beyond it is out of reach here at that CPU.",
         "",
     ]
     med = data["layers"]["median"]

@@ -8,7 +8,11 @@ on first use (about a minute), and starts within a bounded time.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +23,7 @@ from assistant_conformance.contract.catalogue import load
 from assistant_conformance.proof.connectors import ForeignConnector
 from assistant_conformance.proof.foreign import LANGGRAPH_ABSENT
 from assistant_conformance.reference.connectors import Endpoint
+from assistant_conformance.reference.embedded import TOKENS_VARIABLE
 
 pytestmark = pytest.mark.xdist_group("langgraph")
 
@@ -116,3 +121,33 @@ def test_no_assistant_for_testing_starts_no_run(tmp_path: Path) -> None:
     assert "no assistant is named for testing" in done.stdout  # the header says so up front
     verdicts = done.verdicts()
     assert verdicts["RUN-STREAM-RESUME"] == "skip" and verdicts["RUN-CANCEL"] == "skip"
+
+
+def test_the_launcher_stopped_by_a_signal_ends_and_stops_its_server(tmp_path: Path) -> None:
+    """`python -m assistant_conformance.proof.foreign` (its token from the environment, not argv)
+    ends on SIGTERM, its server with it (it hung there once: the handler waited on the server
+    while the interrupted wait held its lock)."""
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "assistant_conformance.proof.foreign", "langgraph", "--graph",
+         "echo", "--workdir", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, TOKENS_VARIABLE: TOKENS[0]},
+    )  # fmt: skip
+    try:
+        assert launcher.stdout is not None
+        base_url = launcher.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), base_url
+        launcher.send_signal(signal.SIGTERM)
+        assert launcher.wait(timeout=60) == 0  # the bound only stops a hang
+    finally:
+        launcher.kill()
+    server_pids = [
+        int(pid) for pid in os.listdir("/proc") if pid.isdigit() and str(tmp_path) in _cwd_of(pid)
+    ]
+    assert not server_pids, f"the LangGraph server outlived its launcher: {server_pids}"
+
+
+def _cwd_of(pid: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""

@@ -7,7 +7,8 @@ a venv of its own (in the user's cache, `~/.cache/assistant-conformance/venv-lan
 ASSISTANT_LANGGRAPH_VENV; made on first use from proof/langgraph/requirements.txt): its pins
 conflict with schemathesis'.
 
-    python -m assistant_conformance.proof.foreign langgraph --token T [--token T2] [--port P]
+    ASSISTANT_REFERENCE_TOKENS=$'T\nT2' python -m assistant_conformance.proof.foreign langgraph \
+        [--port P]   (or --token T --token T2: readable by the machine's other users through ps)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 import httpx
 
 from assistant_conformance.contract import files
+from assistant_conformance.reference.embedded import TOKENS_VARIABLE
 from assistant_conformance.report import closed_pipe
 
 PROJECT = Path(str(resources.files("assistant_conformance.proof"))) / "langgraph"
@@ -154,45 +156,70 @@ def start_langgraph(
             command, cwd=project, env=env, stdout=log, stderr=log, start_new_session=True
         )
     server = ForeignServer("langgraph", f"http://127.0.0.1:{port}", process, log_path)
+    try:
+        wait_for(server)
+    except BaseException:  # a start-up cut short (its time out, a signal) leaves no server
+        server.stop()
+        raise
+    return server
+
+
+def wait_for(server: ForeignServer) -> None:
+    """Until the server answers; ForeignStartError where it exits or is silent START_TIMEOUT."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise ForeignStartError(f"langgraph dev exited during start-up (log: {log_path})")
+        if server.process.poll() is not None:
+            raise ForeignStartError(
+                f"langgraph dev exited during start-up (log: {server.log_path})"
+            )
         try:
             if httpx.get(f"{server.base_url}/api/ai/ok", timeout=2).status_code == 200:
-                return server
+                return
         except httpx.HTTPError:
             pass
         time.sleep(0.3)
-    server.stop()
     raise ForeignStartError(f"langgraph dev did not answer within {START_TIMEOUT:g} s")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m assistant_conformance.proof.foreign")
     parser.add_argument("server", choices=["langgraph"])
-    parser.add_argument("--token", action="append", required=True, help="a principal's token")
+    parser.add_argument(
+        "--token",
+        action="append",
+        default=[],
+        help=f"a principal's token; or one a line in the environment variable {TOKENS_VARIABLE} "
+        "(first), which, unlike the command line, other users of the machine cannot read",
+    )
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--graph", action="append", default=[], help="serve only this graph")
     args = parser.parse_args(argv)
+    tokens = [t for t in (*os.environ.get(TOKENS_VARIABLE, "").splitlines(), *args.token) if t]
+    if not tokens:
+        sys.exit(f"foreign: no token: give --token or set {TOKENS_VARIABLE}")
     workdir = args.workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"langgraph-{os.getpid()}"
     workdir.mkdir(parents=True, exist_ok=True)
+
+    def leave(*_: object) -> None:
+        # Out of process.wait() first: stopping from inside the handler would wait on the
+        # process again while the interrupted wait still holds its lock (the CLI then hung).
+        raise SystemExit(0)
+
+    # Before the server starts: a signal during its start-up or once its address is printed
+    # ends this process through the clean-ups below, never by the default action (an orphan).
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, leave)
     try:
-        server = start_langgraph(args.token, workdir, args.port, tuple(args.graph))
+        server = start_langgraph(tokens, workdir, args.port, tuple(args.graph))
     except ForeignStartError as exc:
         sys.exit(f"foreign: {exc}")
     print(server.base_url, flush=True)
-
-    def stop(*_: object) -> None:  # its server runs in a session of its own: stop it too
-        server.stop()
-        sys.exit(0)
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, stop)
     try:
         server.process.wait()
     except KeyboardInterrupt:
+        pass
+    finally:  # its server runs in a session of its own: stopped here, however this one ends
         server.stop()
 
 
