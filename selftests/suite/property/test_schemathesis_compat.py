@@ -16,6 +16,8 @@ import hypothesis.internal.conjecture.providers as providers
 import pytest
 import requests
 import schemathesis.pytest.plugin as schemathesis_pytest
+import schemathesis.specs.openapi.adapter.responses as schemathesis_responses
+import schemathesis.specs.openapi.checks as schemathesis_checks
 import schemathesis.specs.openapi.coverage._schema as coverage_schema
 import schemathesis.specs.openapi.stateful as stateful
 import schemathesis.transport.requests as schemathesis_requests
@@ -35,6 +37,8 @@ PATCHED = (
     (stateful, "is_likely_root_transition", compat.ROOT_TRANSITION),
     (providers, "_get_local_constants", compat.LOCAL_CONSTANTS),
     (coverage_schema, "_invalid_enum_candidates", compat.ALL_ENUM_CANDIDATES),
+    (schemathesis_responses, "expand_status_code", compat.STATUS_CODES_OF_KEY),
+    (schemathesis_checks, "expand_status_code", compat.STATUS_CODES_OF_KEY),
 )
 
 
@@ -146,6 +150,19 @@ def test_4_a_check_context_built_as_validate_response_builds_it() -> None:
     assert failed == ["not_a_server_error"]
 
 
+def test_4_the_checks_configuration_is_merged_once_per_operation_and_phase() -> None:
+    """The same configuration schemathesis merges for the case, each time; merged once."""
+    loaded = schema()
+    for label in ("POST /api/ai/threads/search", "GET /api/ai/knowledges/{id}/status"):
+        method, path = label.split(" ")
+        case = loaded[path][method].Case()
+        for phase in (None, "coverage", "fuzzing", "stateful"):
+            fresh = loaded.config.checks_config_for(operation=case.operation, phase=phase)
+            first = compat.checks_config(case, phase)
+            assert first == fresh
+            assert compat.checks_config(case, phase) is first
+
+
 def test_5_an_inconsistent_replay_is_told_apart() -> None:
     assert compat.is_inconsistent_replay(AssertionError("any other failure")) is False
 
@@ -191,3 +208,38 @@ def test_9_the_controller_builds_the_codec_table_each_worker_would_build(monkeyp
     building.join(timeout=300)
     assert not building.is_alive() and not compat.codec_table_missing()
     assert compat.build_codec_table() is None
+
+
+def response_keys() -> list[str]:
+    """Every response key of the document, and a pattern and a code of each form."""
+    loaded = schema()
+    keys = {key for op in loaded.get_all_operations() for key in op.ok().responses.status_codes}
+    return [*sorted(keys | {"2XX", "4xx", "5XX", "default", "20X", "x", "2000"}), 404]
+
+
+def test_10_status_code_keys_are_expanded_again_for_every_answer_without_it(unpatched) -> None:
+    assert schemathesis_checks.expand_status_code("2XX") is not (
+        schemathesis_checks.expand_status_code("2XX")
+    )
+    assert schemathesis_responses.expand_status_code is compat.STATUS_CODES_OF_KEY
+
+
+def test_10_with_it_each_key_gives_the_same_codes_in_a_list_of_its_own(patched) -> None:
+    for key in response_keys():
+        codes = schemathesis_responses.expand_status_code(key)
+        assert codes == compat.STATUS_CODES_OF_KEY(key) and isinstance(codes, list)
+        assert schemathesis_checks.expand_status_code(key) is not codes  # a caller's own list
+    assert compat._codes_of_key.cache_info().hits > 0
+
+
+def test_10_with_it_the_checks_find_the_same_responses(patched) -> None:
+    loaded = schema()
+    for op in (found.ok() for found in loaded.get_all_operations()):
+        for status in (200, 201, 204, 301, 400, 401, 404, 422, 429, 500, 503):
+            with_it = op.responses.find_by_status_code(status)
+            schemathesis_responses.expand_status_code = compat.STATUS_CODES_OF_KEY
+            try:
+                without = op.responses.find_by_status_code(status)
+            finally:
+                schemathesis_responses.expand_status_code = compat.expand_status_code
+            assert with_it is without

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from assistant_conformance.contract.files import OPENAPI_PATH, read_yaml
@@ -274,6 +274,7 @@ def _path_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     )
 
 
+@lru_cache(maxsize=4096)  # asked twice or more per request sent; the document never changes
 def operation_label(method: str, path: str) -> str:
     """`METHOD /path/{template}` of a request (its own path where it is off the document)."""
     found = match_path(path)

@@ -45,12 +45,18 @@ the seed and depth of generated tests are the schema's configuration (property/g
    each paying the same CPU on the same cores. The controller of a spread run builds it once
    (`build_codec_table`, in a thread while the workers start); a worker that needs it before it is
    written builds it as before (Hypothesis writes the file atomically).
+10. A response key's status codes ("2XX": 200 to 299) are expanded by schemathesis again for every
+   answer, in `find_by_status_code` and `status_code_conformance` (a product of digit lists and an
+   int() per code, some 12,000 times in a run at the default depth). The expansion depends on the
+   key alone: each key is expanded once (`expand_status_code`, cached) and every caller gets a
+   fresh list of the same codes, as before.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -58,6 +64,9 @@ from typing import Any
 import hypothesis
 import hypothesis.internal.charmap as hypothesis_charmap
 import hypothesis.internal.conjecture.providers as hypothesis_providers
+import schemathesis.core.transport as schemathesis_transport
+import schemathesis.specs.openapi.adapter.responses as schemathesis_responses
+import schemathesis.specs.openapi.checks as schemathesis_checks
 import schemathesis.specs.openapi.coverage._schema as coverage_schema
 import schemathesis.specs.openapi.stateful as stateful
 import schemathesis.transport.requests as schemathesis_requests
@@ -88,6 +97,7 @@ PROBE_SESSION = schemathesis_requests.SameHostRedirectsSession
 ROOT_TRANSITION = stateful.is_likely_root_transition
 LOCAL_CONSTANTS = hypothesis_providers._get_local_constants
 ALL_ENUM_CANDIDATES = coverage_schema._invalid_enum_candidates
+STATUS_CODES_OF_KEY = schemathesis_transport.expand_status_code
 DEFERRED = "_conformance_deferred_coverage"  # attribute of a test: the call that adds its cases
 
 
@@ -216,6 +226,16 @@ class InvalidEnumCandidates:
 _ENUM_CANDIDATES = InvalidEnumCandidates()
 
 
+@functools.lru_cache(maxsize=256)  # the document's response keys: a few dozen
+def _codes_of_key(status_code: Any) -> tuple[int, ...]:
+    return tuple(STATUS_CODES_OF_KEY(status_code))
+
+
+def expand_status_code(status_code: Any) -> list[int]:
+    """Schemathesis' `expand_status_code`, each key expanded once (see 10): a new list each call."""
+    return list(_codes_of_key(status_code))
+
+
 def install(adapter: HTTPAdapter) -> None:
     """Apply the patches (see the module docstring); `adapter`: the run's, for the probes."""
     builder.add_coverage = _defer_coverage
@@ -223,6 +243,8 @@ def install(adapter: HTTPAdapter) -> None:
     schemathesis_requests.SameHostRedirectsSession = _probe_session(adapter)  # type: ignore[misc]
     stateful.is_likely_root_transition = _creates_from_nothing  # type: ignore[assignment]
     hypothesis_providers._get_local_constants = _no_local_constants
+    schemathesis_responses.expand_status_code = expand_status_code
+    schemathesis_checks.expand_status_code = expand_status_code
 
 
 CODEC = "utf-8"  # the codec of the strings Hypothesis draws for schemathesis
@@ -250,12 +272,28 @@ def build_codec_table() -> threading.Thread | None:
     return thread
 
 
+# The checks' configuration of an operation in a phase, merged once: (project config, merged).
+_CHECKS_CONFIG: dict[tuple[int, str, str | None], tuple[Any, Any]] = {}
+
+
+def checks_config(case: Case, phase: str | None) -> Any:
+    """The schema's `checks_config_for` the case's operation in `phase`, merged once per run: it
+    depends on the operation and the phase alone (the suite sets the checks' configuration when
+    it loads the document, generation.py, and never after; the checks only read it)."""
+    project = case.operation.schema.config
+    key = (id(project), case.operation.label, phase)
+    found = _CHECKS_CONFIG.get(key)
+    if found is not None and found[0] is project:  # `is`: an id is not reused while kept here
+        return found[1]
+    merged = project.checks_config_for(operation=case.operation, phase=phase)
+    _CHECKS_CONFIG[key] = (project, merged)
+    return merged
+
+
 def check_context(case: Case, kwargs: dict[str, Any], recorder: Any) -> CheckContext:
     """The context `Case.validate_response` gives checks, for the run's transport `kwargs`."""
     phase = PhaseName.from_str(case.meta.phase.name.value) if case.meta is not None else None
-    config = case.operation.schema.config.checks_config_for(
-        operation=case.operation, phase=phase.value if phase is not None else None
-    )
+    config = checks_config(case, phase.value if phase is not None else None)
     return CheckContext(
         override=case._override,
         auth=None,

@@ -175,6 +175,8 @@ class Ledger:
     ) -> Intent | None:
         """Before a request that may create something is sent: write down that it will be
         (`announce` off: it carries no valid credential, and should create nothing)."""
+        if create_at(request.method, self._relative(request.url.path)) is None:
+            return None  # most requests create nothing: their body is not parsed (intend_path)
         content = sent_bytes(request)
         return self.intend_path(
             request.method, request.url.path, sent_json(content), principal, announce, content
