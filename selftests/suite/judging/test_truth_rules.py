@@ -114,3 +114,28 @@ def test_what_differs_between_idle_reads_is_no_effect() -> None:
     assert checks.evaluate(check, [before, same, idle])[0]
     assert not checks.evaluate(check, [before, changed, idle])[0]
     assert not checks.evaluate(checks.SameReadsCheck(entries=(0, 1)), [before, same])[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "charged"),
+    [
+        ("limit=0.0&offset=0.0&=null", None),  # both required went: nothing is missing
+        ("offset=0&=null", "MSG-PAGING-REQUIRED"),  # limit is missing: the paging requirement
+    ],
+)
+def test_a_query_said_missing_is_judged_by_what_was_sent(query: str, charged: str | None) -> None:
+    """A negative case whose only rule broken is "the query (whole) is missing something" but
+    that sent every required parameter (found at --examples 1000: `limit=0.0&offset=0.0&=null`,
+    accepted by the reference) breaks nothing the document states: not a refusal owed."""
+    from types import SimpleNamespace
+
+    from assistant_conformance.contract.openapi import by_label
+    from assistant_conformance.suite.judging import schemathesis_charges
+    from assistant_conformance.suite.judging.negations import Negation
+
+    op = by_label()["GET /api/ai/conversations/{conversation_id}/messages"]
+    url = f"http://127.0.0.1:1/api/ai/conversations/c1/messages?{query}"
+    response = SimpleNamespace(request=SimpleNamespace(url=url))
+    missing = Negation("query", "", "missing")
+    got = schemathesis_charges._negation_requirement(op, missing, response)  # type: ignore[arg-type]
+    assert got == charged
