@@ -272,21 +272,27 @@ def build_codec_table() -> threading.Thread | None:
     return thread
 
 
-# The checks' configuration of an operation in a phase, merged once: (project config, merged).
-_CHECKS_CONFIG: dict[tuple[int, str, str | None], tuple[Any, Any]] = {}
+# Attribute of a schemathesis operation: its checks' configuration per phase, merged once
+# ({phase: (the project's configuration it was merged from, the merged one)}).
+CHECKS_CONFIG = "_conformance_checks_config"
 
 
 def checks_config(case: Case, phase: str | None) -> Any:
     """The schema's `checks_config_for` the case's operation in `phase`, merged once per run: it
     depends on the operation and the phase alone (the suite sets the checks' configuration when
-    it loads the document, generation.py, and never after; the checks only read it)."""
-    project = case.operation.schema.config
-    key = (id(project), case.operation.label, phase)
-    found = _CHECKS_CONFIG.get(key)
-    if found is not None and found[0] is project:  # `is`: an id is not reused while kept here
+    it loads the document, generation.py, and never after; the checks only read it). Kept on the
+    operation itself, not in this module (no run state at a module's top)."""
+    operation = case.operation
+    project = operation.schema.config
+    kept: dict[str | None, tuple[Any, Any]] | None = getattr(operation, CHECKS_CONFIG, None)
+    if kept is None:
+        kept = {}
+        setattr(operation, CHECKS_CONFIG, kept)
+    found = kept.get(phase)
+    if found is not None and found[0] is project:
         return found[1]
-    merged = project.checks_config_for(operation=case.operation, phase=phase)
-    _CHECKS_CONFIG[key] = (project, merged)
+    merged = project.checks_config_for(operation=operation, phase=phase)
+    kept[phase] = (project, merged)
     return merged
 
 
