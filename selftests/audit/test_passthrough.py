@@ -64,7 +64,10 @@ def test_what_the_upstream_takes_passes_as_it_came(tmp_path: Path) -> None:
     headers = [{h["name"].lower(): h["value"] for h in e["request"]["headers"]} for e in entries]
     assert [e["_principal"] for e in entries] == ["invalid", "invalid", "credential-1",
                                                   "credential-1"]  # fmt: skip
-    assert headers[2]["x-note"] == "kept "  # as it came (Authorization is masked)
+    # As it came (Authorization is masked); the trailing space is optional whitespace, not part
+    # of the value (RFC 9110 5.5): parsers differ (uvicorn 0.55 with httptools 0.9 drops it), and the
+    # proxy passes on what its own server parsed.
+    assert headers[2]["x-note"] in ("kept ", "kept")
     assert headers[3]["x-name"] == "café"
     assert run.info["audit"]["judged"] == 4
     assert run.requirements["AUTH-INVALID-REJECTED"].verdict == "pass"
