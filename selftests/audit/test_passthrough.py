@@ -65,8 +65,8 @@ def test_what_the_upstream_takes_passes_as_it_came(tmp_path: Path) -> None:
     assert [e["_principal"] for e in entries] == ["invalid", "invalid", "credential-1",
                                                   "credential-1"]  # fmt: skip
     # As it came (Authorization is masked); the trailing space is optional whitespace, not part
-    # of the value (RFC 9110 5.5): parsers differ (uvicorn 0.55 with httptools 0.9 drops it), and the
-    # proxy passes on what its own server parsed.
+    # of the value (RFC 9110 5.5): parsers differ (uvicorn 0.55 with httptools 0.9 drops it),
+    # and the proxy passes on what its own server parsed.
     assert headers[2]["x-note"] in ("kept ", "kept")
     assert headers[3]["x-name"] == "café"
     assert run.info["audit"]["judged"] == 4

@@ -14,6 +14,7 @@ conflict with schemathesis'.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -29,7 +30,7 @@ from pathlib import Path
 import httpx
 
 from assistant_conformance.contract import files
-from assistant_conformance.reference.embedded import TOKENS_VARIABLE
+from assistant_conformance.reference.embedded import TOKENS_VARIABLE, given_tokens
 from assistant_conformance.report import closed_pipe
 
 PROJECT = Path(str(resources.files("assistant_conformance.proof"))) / "langgraph"
@@ -61,6 +62,24 @@ class ForeignServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+        # Its workers too (they may outlive the leader by a moment): none left behind it.
+        deadline = time.monotonic() + 10
+        while _group_alive(self.process.pid):
+            if time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                deadline = float("inf")
+            time.sleep(0.05)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def langgraph_binary() -> Path:
@@ -195,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--graph", action="append", default=[], help="serve only this graph")
     args = parser.parse_args(argv)
-    tokens = [t for t in (*os.environ.get(TOKENS_VARIABLE, "").splitlines(), *args.token) if t]
+    tokens = given_tokens(args.token)
     if not tokens:
         sys.exit(f"foreign: no token: give --token or set {TOKENS_VARIABLE}")
     workdir = args.workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"langgraph-{os.getpid()}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import socket
 import sys
 import tempfile
@@ -17,7 +16,7 @@ from starlette.types import ASGIApp
 
 from .app import create_app
 from .context import Settings
-from .embedded import TOKENS_VARIABLE
+from .embedded import TOKENS_VARIABLE, given_tokens
 from .limits import json_error_protocol
 
 
@@ -88,8 +87,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def accepted_tokens(args: argparse.Namespace) -> list[str]:
     """The tokens of the environment variable (one per line), then those of --token."""
-    given = os.environ.get(TOKENS_VARIABLE, "").splitlines()
-    return [token for token in (*given, *args.token) if token]
+    return given_tokens(args.token)
 
 
 def serve(args: argparse.Namespace, wrap: Callable[[ASGIApp], ASGIApp] | None = None) -> None:

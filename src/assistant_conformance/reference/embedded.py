@@ -16,6 +16,11 @@ from pathlib import Path
 TOKENS_VARIABLE = "ASSISTANT_REFERENCE_TOKENS"
 
 
+def given_tokens(on_command_line: list[str]) -> list[str]:
+    """The tokens of TOKENS_VARIABLE (one a line), then those given on a command line."""
+    return [t for t in (*os.environ.get(TOKENS_VARIABLE, "").splitlines(), *on_command_line) if t]
+
+
 class ServerStartError(RuntimeError):
     """The reference server did not start; the message says why in one line."""
 
